@@ -1,0 +1,36 @@
+/** A device: a GPU or a CPU socket. Units in names: bytes, FLOP/s, bytes/s, USD/h. */
+export interface HardwareSpec {
+  name: string;
+  kind: 'gpu' | 'cpu';
+  memoryBytes: number;
+  /** Dense bf16/fp16 FLOP/s (no sparsity). For a CPU: AMX bf16 peak of the socket. */
+  bf16Flops: number;
+  memBandwidthBytesPerS: number;
+  /** Per-device bandwidth to its tensor-parallel peers (NVLink/xGMI/PCIe), bytes/s, one direction. */
+  interconnectBytesPerS: number;
+  /** List price of one device per hour (on-demand cloud), USD. */
+  priceUsdPerHour: number;
+  /** Devices per server/VM (8 for a DGX/HGX node). */
+  devicesPerNode: number;
+  source?: string;
+}
+
+/** A transformer LLM architecture. */
+export interface ModelSpec {
+  name: string;
+  layers: number;
+  hiddenSize: number;
+  heads: number;
+  /** Key/value heads (GQA); equal to heads for multi-head attention. */
+  kvHeads: number;
+  headDim: number;
+  intermediateSize: number;
+  vocabSize: number;
+  /** Total parameters. */
+  params: number;
+  /** Parameters touched per token (differs from params for mixture-of-experts). */
+  activeParams: number;
+  contextLength: number;
+  bytesPerParam: number;
+  source?: string;
+}
