@@ -1,0 +1,47 @@
+import { Option, type Command } from 'commander';
+import { resolve } from 'node:path';
+import { writeRunOutputs } from '../../metrics/write.ts';
+import { summarize } from '../../metrics/summary.ts';
+import { loadScenario } from '../../scenario/load.ts';
+import { simulate } from '../../sim/simulator.ts';
+import { TRACE_FORMATS } from '../../workload/types.ts';
+import { printSummary } from '../print.ts';
+import { parseIntFlag, progressReporter } from '../util.ts';
+
+export function registerSimulate(program: Command): void {
+  program
+    .command('simulate')
+    .description('Replay a workload against a modelled fleet and report latency, SLO attainment and cost')
+    .option('--scenario <file>', 'scenario YAML (default: the bundled scenarios/default.yaml)')
+    .option('--set <path=value>', 'override a scenario field, e.g. routing.policy=jsq (repeatable)', collect, [])
+    .option('--trace <file>', 'replace the scenario workload with this trace')
+    .addOption(new Option('--trace-format <format>', 'format of --trace (default: detected from the header)').choices([...TRACE_FORMATS]))
+    .addOption(new Option('--engine <mode>', 'fast: jump over unchanged decode runs; step: one event per iteration').choices(['fast', 'step']).default('fast'))
+    .option('--seed <n>', 'random seed (overrides the scenario)')
+    .option('--out <dir>', 'output folder', 'out/simulate')
+    .option('--quiet', 'print nothing but errors')
+    .action(async (o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; engine: 'fast' | 'step'; seed?: string; out: string; quiet?: boolean }) => {
+      const { scenario, baseDir } = loadScenario({
+        file: o.scenario,
+        sets: o.set,
+        trace: o.trace ? { path: o.trace, format: o.traceFormat } : undefined,
+        seed: o.seed === undefined ? undefined : parseIntFlag('--seed', o.seed),
+      });
+      const progress = progressReporter(o.quiet ?? false);
+      const t0 = performance.now();
+      const res = simulate(scenario, baseDir, { mode: o.engine, onProgress: progress.update });
+      const wall = (performance.now() - t0) / 1000;
+      progress.stop();
+      const summary = summarize(res, wall);
+      const out = resolve(o.out);
+      await writeRunOutputs(out, summary, res.log, res.timeline.rows);
+      if (!o.quiet) {
+        printSummary(summary);
+        process.stdout.write(`\nwrote ${out}/summary.json, requests.csv, timeline.csv\n`);
+      }
+    });
+}
+
+function collect(v: string, prev: string[]): string[] {
+  return [...prev, v];
+}

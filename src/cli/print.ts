@@ -1,0 +1,30 @@
+import type { Summary } from '../metrics/summary.ts';
+
+const ms = (s: number) => `${(s * 1000).toFixed(s < 1 ? 1 : 0)} ms`;
+
+/** The human summary of one run (stdout). */
+export function printSummary(s: Summary): void {
+  const r = s.requests;
+  const lines: string[] = [];
+  lines.push(`scenario ${s.scenario} (seed ${s.seed}): ${r.total} requests, ${r.completed} completed, ${r.dropped} dropped, ${r.unfinished} unfinished`);
+  for (const [k, v] of Object.entries(r.dropReasons)) lines.push(`  dropped (${k}): ${v}`);
+  lines.push('');
+  lines.push(pad(['metric', 'mean', 'p50', 'p90', 'p99']));
+  for (const [name, d] of [['queue', s.queue], ['TTFT', s.ttft], ['TPOT', s.tpot], ['E2E', s.e2e]] as const) {
+    lines.push(pad([name, ms(d.mean), ms(d.p50), ms(d.p90), ms(d.p99)]));
+  }
+  lines.push('');
+  lines.push(`SLO (TTFT ≤ ${s.slo.ttftS} s, TPOT ≤ ${s.slo.tpotS} s): ${(s.slo.attainment * 100).toFixed(1)}% attained`);
+  if (s.tiers) {
+    for (const [t, b] of Object.entries(s.tiers)) lines.push(`  tier ${t}: ${(b.slo.attainment * 100).toFixed(1)}%, TTFT p99 ${ms(b.ttft.p99)}, ${b.requests.total} requests`);
+  }
+  lines.push(`throughput: ${s.throughput.requestsPerSecond.toFixed(2)} req/s, ${s.throughput.outputTokensPerSecond.toFixed(0)} output tok/s`);
+  const f = s.fleet;
+  lines.push(`fleet: ${f.instances} instances (peak ${f.peakInstances}), ${f.instanceHours.toFixed(2)} instance-h, ${f.gpuHours.toFixed(2)} GPU-h (${f.wastedGpuHours.toFixed(2)} provisioning), $${f.costUsd.toFixed(2)}`);
+  lines.push(`simulated ${s.sim.simulatedSeconds.toFixed(0)} s in ${s.sim.wallSeconds.toFixed(2)} s wall (${s.sim.events} events, ${s.engine.iterations} iterations, ${s.engine.preemptions} preemptions)`);
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+function pad(cells: string[]): string {
+  return cells.map((c, i) => (i === 0 ? c.padEnd(8) : c.padStart(11))).join('');
+}

@@ -1,0 +1,415 @@
+import type { BatchShape, DecodeCoeffs, PerfModel } from '../perf/types.ts';
+import type { WaitingQueue } from '../policy/scheduling/types.ts';
+import { invariant } from '../util/errors.ts';
+import type { SimRequest } from './request.ts';
+import { buildSplitwiseBatch } from './scheduler-splitwise.ts';
+
+export interface EngineConfig {
+  /** Batch builder: vLLM V1 (on-demand KV blocks, recompute preemption) or SplitwiseSim's (KV reservation, paused decodes). */
+  scheduler: 'vllm' | 'splitwise';
+  maxNumSeqs: number;
+  /** Token budget of one iteration (a prefill chunk counts its tokens, a decode 1). */
+  maxBatchedTokens: number;
+  /** Split prompts across iterations (vLLM V1); off = a prompt runs whole (Orca/SplitwiseSim). */
+  chunkedPrefill: boolean;
+  blockTokens: number;
+  kvBlocks: number;
+  /** `fast` jumps over runs of identical decode steps in closed form; `step` takes one event per iteration. */
+  mode: 'fast' | 'step';
+}
+
+export interface EngineListener {
+  onFinish(r: SimRequest, t: number): void;
+}
+
+/**
+ * A run of decode-only iterations over one unchanged set of sequences. Iteration m (0-based) of the run
+ * costs A + B·(c0 + k·m), with (A, B) the perf model's decode coefficients and c0 the summed context at the
+ * run's start, so the run's j-th boundary is at T0 + F(j) with F(j) = j·A + B·(j·c0 + k·j(j−1)/2).
+ * Both engine modes compute boundary times with this one formula, which is what makes them agree to the bit.
+ */
+interface DecodeRun {
+  t0: number;
+  k: number;
+  c0: number;
+  a: number;
+  b: number;
+  /** Iterations already applied to the requests' counters. */
+  jDone: number;
+  /** The boundary (iteration count) at which the engine's next event fires. */
+  jEnd: number;
+}
+
+/**
+ * One serving instance: a waiting queue, the running set, KV blocks, and iteration-level batching.
+ * The simulator calls `enqueue` on arrival and `onBoundary` at the event time it was given; between events a
+ * fast-mode engine is advanced lazily by `sync` when someone reads its state.
+ */
+export class Engine {
+  readonly running: SimRequest[] = [];
+  /** The batch of the iteration in progress: requests and their prefill chunk (0 = one decode token). */
+  batch: SimRequest[] = [];
+  chunks: number[] = [];
+  private prevBatch: SimRequest[] = [];
+  private prevChunks: number[] = [];
+  usedBlocks = 0;
+  reservedTokens = 0;
+  /** Bumped whenever the pending boundary event is replaced; stale events carry an older value. */
+  gen = 0;
+  /** Iterations executed (a fast-forwarded run counts all its iterations). */
+  iterations = 0;
+  preemptions = 0;
+  private busy = false;
+  private run: DecodeRun | null = null;
+  private runMembers: SimRequest[] = [];
+  private preemptedThisBuild = false;
+  private shape: BatchShape = { prefillTokens: 0, prefillSeqs: 0, prefillAttendTokens: 0, decodeSeqs: 0, decodeContextTokens: 0 };
+  /** Decodes left out of the last Splitwise rebuild, in the order they were left out. */
+  readonly paused: SimRequest[] = [];
+
+  constructor(
+    readonly id: number,
+    readonly cfg: EngineConfig,
+    readonly perf: PerfModel,
+    readonly waiting: WaitingQueue,
+    private readonly listener: EngineListener,
+  ) {}
+
+  get isBusy(): boolean {
+    return this.busy;
+  }
+
+  /** Tokens a request needs in KV at its peak: the prompt plus all but the last output token. */
+  canEverFit(r: SimRequest): boolean {
+    const peak = r.inputTokens + r.outputTokens;
+    return Math.ceil(peak / this.cfg.blockTokens) <= this.cfg.kvBlocks;
+  }
+
+  /**
+   * Adds an arrived request to the waiting queue. Returns the time of a boundary event the simulator must
+   * schedule (with the current `gen`), or NaN when the already pending event stays valid.
+   */
+  enqueue(r: SimRequest, now: number): number {
+    r.status = 'waiting';
+    r.instance = this.id;
+    this.waiting.push(r);
+    if (!this.busy) {
+      this.busy = true;
+      this.gen++;
+      return now;
+    }
+    const run = this.run;
+    if (this.cfg.mode === 'fast' && run !== null) {
+      // The request is looked at by the next rebuild: cut the jump short at the first boundary ≥ now.
+      const jb = Math.max(run.jDone + 1, this.stepsEnded(run, now, true) + 1);
+      if (jb < run.jEnd) {
+        run.jEnd = jb;
+        this.gen++;
+        return run.t0 + runTime(run, jb);
+      }
+    }
+    return NaN;
+  }
+
+  /**
+   * Brings a fast-forwarding engine's counters up to time `now`: iterations that ended before `now`
+   * (or at `now` when `inclusive`) are applied. A no-op in step mode, where state is always current.
+   */
+  sync(now: number, inclusive: boolean): void {
+    const run = this.run;
+    if (run === null || this.cfg.mode === 'step') return;
+    const j = Math.min(run.jEnd - 1, this.stepsEnded(run, now, !inclusive));
+    if (j > run.jDone) this.applyRun(run, j, false, now);
+  }
+
+  /** The iteration boundary the simulator scheduled has come: finish the iteration, build the next. */
+  onBoundary(now: number): number {
+    if (this.run !== null) this.applyRun(this.run, this.run.jEnd, true, now);
+    else if (this.batch.length > 0) this.completeStep(now);
+    this.compactRunning();
+
+    this.buildBatch(now);
+    const n = this.batch.length;
+    if (n === 0) {
+      this.busy = false;
+      this.run = null;
+      return NaN;
+    }
+    let decodeOnly = true;
+    for (let i = 0; i < n; i++) if (this.chunks[i] !== 0) decodeOnly = false;
+    if (!decodeOnly) {
+      this.run = null;
+      return now + this.perf.stepTimeS(this.fillShape());
+    }
+    let run = this.run;
+    if (run === null || !this.sameAsRun()) {
+      let c0 = 0;
+      for (let i = 0; i < n; i++) c0 += this.batch[i]!.kvTokens + 1;
+      const co: DecodeCoeffs = this.perf.decodeStepCoeffs(n);
+      run = { t0: now, k: n, c0, a: co.baseS, b: co.perContextTokenS, jDone: 0, jEnd: 0 };
+      this.run = run;
+      this.runMembers = this.batch.slice();
+    }
+    const len = this.cfg.mode === 'step' || this.preemptedThisBuild ? 1 : this.stableRunLength();
+    run.jEnd = run.jDone + len;
+    return run.t0 + runTime(run, run.jEnd);
+  }
+
+  // ---- state read by views -------------------------------------------------------------------------
+
+  get numRunning(): number {
+    return this.running.length;
+  }
+
+  get numWaiting(): number {
+    return this.waiting.size;
+  }
+
+  /** Tokens still to compute for every request on this instance (prefill left + predicted decode left). */
+  outstandingTokens(): number {
+    let s = 0;
+    for (const r of this.running) s += r.prefillTarget - r.prefilled + Math.max(0, r.predictedOutputTokens - r.generated);
+    this.waiting.forEach((r) => {
+      s += r.prefillTarget - r.prefilled + Math.max(0, r.predictedOutputTokens - r.generated);
+    });
+    return s;
+  }
+
+  // ---- iteration bookkeeping -----------------------------------------------------------------------
+
+  /** Applies iterations jDone+1..j of a decode run. At a boundary, KV holds exactly the written tokens; mid-run, the in-progress iteration's slot is already allocated (as the builder does). */
+  private applyRun(run: DecodeRun, j: number, atBoundary: boolean, now: number): void {
+    const d = j - run.jDone;
+    if (d <= 0) return;
+    this.iterations += d;
+    const bt = this.cfg.blockTokens;
+    const vllm = this.cfg.scheduler === 'vllm';
+    const members = this.runMembers;
+    for (let i = 0; i < members.length; i++) {
+      const r = members[i]!;
+      r.generated += d;
+      r.kvTokens += d;
+      if (vllm) {
+        const blocks = Math.ceil((atBoundary ? r.kvTokens : r.kvTokens + 1) / bt);
+        this.usedBlocks += blocks - r.blocks;
+        r.blocks = blocks;
+      }
+      invariant(r.generated <= r.outputTokens, `request ${r.id} generated past its output length`);
+      if (atBoundary && r.generated === r.outputTokens) this.finish(r, now);
+    }
+    run.jDone = j;
+  }
+
+  private completeStep(now: number): void {
+    const n = this.batch.length;
+    this.iterations++;
+    for (let i = 0; i < n; i++) {
+      const r = this.batch[i]!;
+      const c = this.chunks[i]!;
+      if (c > 0) {
+        r.prefilled += c;
+        r.kvTokens += c;
+        if (r.prefilled === r.prefillTarget) {
+          r.generated++;
+          if (r.firstTokenS < 0) r.firstTokenS = now;
+        }
+      } else {
+        r.kvTokens++;
+        r.generated++;
+      }
+      if (r.generated === r.outputTokens) this.finish(r, now);
+    }
+  }
+
+  private finish(r: SimRequest, now: number): void {
+    r.status = 'done';
+    r.finishS = now;
+    if (r.firstTokenS < 0) r.firstTokenS = now;
+    this.usedBlocks -= r.blocks;
+    r.blocks = 0;
+    this.reservedTokens -= r.reservedTokens;
+    r.reservedTokens = 0;
+    this.listener.onFinish(r, now);
+  }
+
+  private compactRunning(): void {
+    const a = this.running;
+    let w = 0;
+    for (let i = 0; i < a.length; i++) if (a[i]!.status !== 'done') a[w++] = a[i]!;
+    a.length = w;
+  }
+
+  private sameAsRun(): boolean {
+    const m = this.runMembers;
+    const b = this.batch;
+    if (m.length !== b.length) return false;
+    for (let i = 0; i < b.length; i++) if (m[i] !== b[i]) return false;
+    return true;
+  }
+
+  /** Number of whole iterations of `run` that ended before t (strict) or at/before t. */
+  private stepsEnded(run: DecodeRun, t: number, strict: boolean): number {
+    const dt = t - run.t0;
+    if (dt <= 0) return 0;
+    // Solve (B·k/2)·j² + (A + B·c0 − B·k/2)·j = dt for an estimate, then settle on the exact F.
+    const qa = (run.b * run.k) / 2;
+    const qb = run.a + run.b * run.c0 - qa;
+    let j = qa > 0 ? Math.floor((-qb + Math.sqrt(qb * qb + 4 * qa * dt)) / (2 * qa)) : Math.floor(dt / qb);
+    if (!Number.isFinite(j) || j < 0) j = 0;
+    const ends = (m: number) => run.t0 + runTime(run, m);
+    const inside = (m: number) => (strict ? ends(m) < t : ends(m) <= t);
+    while (j > 0 && !inside(j)) j--;
+    while (inside(j + 1)) j++;
+    return j;
+  }
+
+  /**
+   * How many iterations the current decode-only batch repeats unchanged: until the first request finishes,
+   * or until the KV pool cannot hold the next token of every member (the rebuild then preempts). Nothing
+   * else can change it: a waiting request that did not fit now fits no better while KV only fills.
+   */
+  private stableRunLength(): number {
+    const members = this.batch;
+    let mRem = Infinity;
+    for (const r of members) mRem = Math.min(mRem, r.outputTokens - r.generated);
+    // Splitwise: leftover (paused) decodes go first at the next rebuild, so the batch changes.
+    if (this.cfg.scheduler === 'splitwise') return this.paused.length > 0 ? 1 : mRem;
+    if (mRem <= 1) return mRem;
+    const bt = this.cfg.blockTokens;
+    let pool = this.cfg.kvBlocks - this.usedBlocks;
+    for (const r of members) pool += r.blocks;
+    // Blocks needed at the boundary d iterations from now (members' next token included).
+    const need = (d: number) => {
+      let s = 0;
+      for (const r of members) s += Math.ceil((r.kvTokens + d + 1) / bt);
+      return s;
+    };
+    if (need(mRem - 1) <= pool) return mRem;
+    let lo = 1;
+    let hi = mRem - 1; // need(hi) > pool
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (need(mid) > pool) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  private fillShape(): BatchShape {
+    const s = this.shape;
+    s.prefillTokens = 0;
+    s.prefillSeqs = 0;
+    s.prefillAttendTokens = 0;
+    s.decodeSeqs = 0;
+    s.decodeContextTokens = 0;
+    for (let i = 0; i < this.batch.length; i++) {
+      const r = this.batch[i]!;
+      const c = this.chunks[i]!;
+      if (c > 0) {
+        s.prefillTokens += c;
+        s.prefillSeqs++;
+        s.prefillAttendTokens += c * (r.kvTokens + (c + 1) / 2);
+      } else {
+        s.decodeSeqs++;
+        s.decodeContextTokens += r.kvTokens + 1;
+      }
+    }
+    return s;
+  }
+
+  // ---- batch building ------------------------------------------------------------------------------
+
+  private buildBatch(now: number): void {
+    // Keep the finished iteration's batch: the Splitwise builder orders decodes by it.
+    [this.prevBatch, this.batch] = [this.batch, this.prevBatch];
+    [this.prevChunks, this.chunks] = [this.chunks, this.prevChunks];
+    this.batch.length = 0;
+    this.chunks.length = 0;
+    this.preemptedThisBuild = false;
+    if (this.cfg.scheduler === 'splitwise') buildSplitwiseBatch(this, now, this.prevBatch, this.prevChunks);
+    else this.buildVllm(now);
+  }
+
+  /** Adds a request to the iteration being built (used by both builders). */
+  schedule(r: SimRequest, chunk: number, now: number): void {
+    this.batch.push(r);
+    this.chunks.push(chunk);
+    if (r.firstScheduledS < 0) r.firstScheduledS = now;
+  }
+
+  /**
+   * vLLM V1's scheduler: running requests first, in admission order (a decode takes 1 token of the budget, a
+   * prefill chunk up to the rest), allocating KV blocks on demand; when a block cannot be had, the newest
+   * running request is preempted (its blocks freed; it will recompute prompt + output so far). Waiting
+   * requests are admitted in queue order only when no one was preempted in this rebuild.
+   */
+  private buildVllm(now: number): void {
+    const { maxNumSeqs, maxBatchedTokens, chunkedPrefill, blockTokens: bt, kvBlocks } = this.cfg;
+    let budget = maxBatchedTokens;
+    const running = this.running;
+    for (let i = 0; i < running.length && budget > 0; i++) {
+      const r = running[i]!;
+      let chunk = 0;
+      if (r.inPrefill) {
+        const left = r.prefillTarget - r.prefilled;
+        chunk = Math.min(left, budget);
+        if (!chunkedPrefill && chunk < left) {
+          if (this.batch.length > 0) continue;
+          chunk = left; // the first item always fits: a long prompt runs alone
+        }
+      }
+      const needBlocks = Math.ceil((r.kvTokens + (chunk > 0 ? chunk : 1)) / bt);
+      let victim: SimRequest | undefined;
+      while (needBlocks - r.blocks > kvBlocks - this.usedBlocks) {
+        victim = running[running.length - 1]!;
+        this.preempt(victim);
+        running.length--;
+        if (victim === r) break;
+      }
+      if (victim === r) break;
+      this.usedBlocks += needBlocks - r.blocks;
+      r.blocks = needBlocks;
+      this.schedule(r, chunk, now);
+      budget -= chunk > 0 ? chunk : 1;
+    }
+    if (this.preemptedThisBuild) return;
+    const waiting = this.waiting;
+    while (waiting.size > 0 && this.batch.length < maxNumSeqs && running.length < maxNumSeqs && budget > 0) {
+      const r = waiting.peek()!;
+      const left = r.prefillTarget - r.prefilled;
+      let chunk = Math.min(left, budget);
+      if (!chunkedPrefill && chunk < left) {
+        if (this.batch.length > 0) break;
+        chunk = left;
+      }
+      const needBlocks = Math.ceil((r.kvTokens + chunk) / bt) - r.blocks;
+      if (needBlocks > kvBlocks - this.usedBlocks) break;
+      waiting.shift();
+      r.status = 'running';
+      running.push(r);
+      this.usedBlocks += needBlocks;
+      r.blocks += needBlocks;
+      this.schedule(r, chunk, now);
+      budget -= chunk;
+    }
+  }
+
+  /** Recompute preemption: KV freed, progress reset to "prefill everything known so far", back to the queue head. */
+  private preempt(r: SimRequest): void {
+    this.usedBlocks -= r.blocks;
+    r.blocks = 0;
+    r.kvTokens = 0;
+    r.prefilled = 0;
+    r.prefillTarget = r.inputTokens + r.generated;
+    r.preemptions++;
+    r.status = 'waiting';
+    this.preemptions++;
+    this.preemptedThisBuild = true;
+    this.waiting.pushFront(r);
+  }
+}
+
+/** F(j): seconds from a run's start to its j-th boundary. */
+function runTime(run: DecodeRun, j: number): number {
+  return j * run.a + run.b * (j * run.c0 + (run.k * j * (j - 1)) / 2);
+}

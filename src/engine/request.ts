@@ -1,0 +1,58 @@
+import type { TraceRequest } from '../workload/types.ts';
+
+export type RequestStatus = 'pending' | 'waiting' | 'running' | 'done' | 'dropped';
+
+/**
+ * A request inside the simulator: the trace fields plus the engine's progress counters. One class, one shape
+ * (hot path). Policies may read `predictedOutputTokens`; only the engine reads `outputTokens`.
+ */
+export class SimRequest {
+  readonly id: number;
+  readonly arrivalS: number;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly model: string;
+  readonly tier: string;
+  readonly region: string;
+  readonly app: string;
+  readonly deadlineS: number;
+  /** What a policy believes the output length is (an oracle copy unless a predictor is configured). */
+  predictedOutputTokens: number;
+
+  status: RequestStatus = 'pending';
+  instance = -1;
+  /** Tokens to (re)compute before the next token is emitted: the prompt, or prompt + output so far after a preemption. */
+  prefillTarget: number;
+  prefilled = 0;
+  generated = 0;
+  /** Tokens whose KV entries are stored; after n emitted tokens and no preemption: prompt + n − 1. */
+  kvTokens = 0;
+  blocks = 0;
+  /** Splitwise-style reservation: tokens reserved on the instance (see scheduler-splitwise.ts). */
+  reservedTokens = 0;
+  firstScheduledS = -1;
+  firstTokenS = -1;
+  finishS = -1;
+  preemptions = 0;
+  /** Times this request sat out a batch rebuild while ready to run (Splitwise's pause counter). */
+  pauses = 0;
+  dropReason = '';
+
+  constructor(t: TraceRequest, defaultModel: string) {
+    this.id = t.id;
+    this.arrivalS = t.arrivalS;
+    this.inputTokens = t.inputTokens;
+    this.outputTokens = t.outputTokens;
+    this.model = t.model ?? defaultModel;
+    this.tier = t.tier ?? '';
+    this.region = t.region ?? '';
+    this.app = t.app ?? '';
+    this.deadlineS = t.deadlineS ?? Infinity;
+    this.predictedOutputTokens = t.outputTokens;
+    this.prefillTarget = t.inputTokens;
+  }
+
+  get inPrefill(): boolean {
+    return this.prefilled < this.prefillTarget;
+  }
+}

@@ -1,0 +1,111 @@
+import type { SimResult } from '../sim/simulator.ts';
+import { instanceHours } from '../sim/fleet.ts';
+import { latencyBlock, type LatencyBlock } from './collector.ts';
+
+export interface Summary extends Omit<LatencyBlock, 'requests'> {
+  scenario: string;
+  seed: number;
+  requests: LatencyBlock['requests'] & { dropReasons: Record<string, number> };
+  throughput: { requestsPerSecond: number; inputTokensPerSecond: number; outputTokensPerSecond: number };
+  fleet: {
+    instances: number;
+    peakInstances: number;
+    instanceHours: number;
+    gpuHours: number;
+    wastedGpuHours: number;
+    costUsd: number;
+    pools: Record<string, { instances: number; instanceHours: number; gpuHours: number; costUsd: number }>;
+  };
+  engine: { iterations: number; preemptions: number };
+  tiers?: Record<string, LatencyBlock>;
+  sim: { simulatedSeconds: number; events: number; wallSeconds: number };
+}
+
+/**
+ * The run's summary.json. Everything but `sim.wallSeconds` (and `sim.events`, which counts differently in
+ * step and fast mode) depends only on the scenario and the seed; keys are in a fixed order.
+ */
+export function summarize(res: SimResult, wallSeconds: number): Summary {
+  const { log, scenario: sc, endS } = res;
+  const all = latencyBlock(log, sc.slo, () => true);
+  const dropReasons: Record<string, number> = {};
+  let inTok = 0;
+  let outTok = 0;
+  for (let i = 0; i < log.n; i++) {
+    if (log.isDropped(i)) {
+      const k = log.dropReasons[log.dropIdx[i]!]!;
+      dropReasons[k] = (dropReasons[k] ?? 0) + 1;
+    } else if (log.isDone(i)) {
+      inTok += log.input[i]!;
+      outTok += log.output[i]!;
+    }
+  }
+  const pools: Summary['fleet']['pools'] = {};
+  let instH = 0;
+  let gpuH = 0;
+  let wasted = 0;
+  let cost = 0;
+  for (const p of res.pools) pools[p.name] = { instances: 0, instanceHours: 0, gpuHours: 0, costUsd: 0 };
+  for (const inst of res.fleet.instances) {
+    const h = instanceHours(inst, endS);
+    const p = pools[inst.pool]!;
+    const devices = inst.poolRt.devices;
+    p.instances++;
+    p.instanceHours += h.instanceHours;
+    p.gpuHours += h.instanceHours * devices;
+    p.costUsd += h.instanceHours * devices * inst.poolRt.priceUsdPerDeviceHour;
+    wasted += h.wastedHours * devices;
+  }
+  for (const k of Object.keys(pools).sort()) {
+    instH += pools[k]!.instanceHours;
+    gpuH += pools[k]!.gpuHours;
+    cost += pools[k]!.costUsd;
+  }
+  const span = endS > 0 ? endS : 1;
+  const summary: Summary = {
+    scenario: sc.name,
+    seed: sc.seed,
+    requests: { ...all.requests, dropReasons: sortKeys(dropReasons) },
+    ttft: all.ttft,
+    tpot: all.tpot,
+    e2e: all.e2e,
+    queue: all.queue,
+    normalizedE2e: all.normalizedE2e,
+    slo: all.slo,
+    throughput: { requestsPerSecond: all.requests.completed / span, inputTokensPerSecond: inTok / span, outputTokensPerSecond: outTok / span },
+    fleet: {
+      instances: res.fleet.instances.length,
+      peakInstances: peakInstances(res),
+      instanceHours: instH,
+      gpuHours: gpuH,
+      wastedGpuHours: wasted,
+      costUsd: cost,
+      pools,
+    },
+    engine: { iterations: res.iterations, preemptions: res.preemptions },
+    sim: { simulatedSeconds: endS, events: res.events, wallSeconds },
+  };
+  const tierNames = log.tiers.filter((t) => t !== '');
+  if (tierNames.length > 0) {
+    summary.tiers = {};
+    for (const name of [...tierNames].sort()) {
+      const idx = log.tiers.indexOf(name);
+      const slo = { ...sc.slo, ...sc.slo.tiers[name] };
+      summary.tiers[name] = latencyBlock(log, slo, (i) => log.tierIdx[i] === idx);
+    }
+    // Keep `sim` last so the deterministic part of the file reads first.
+    const { sim, ...rest } = summary;
+    return { ...rest, sim } as Summary;
+  }
+  return summary;
+}
+
+function peakInstances(res: SimResult): number {
+  let peak = 0;
+  for (const row of res.timeline.rows) peak = Math.max(peak, row.provisioning + row.ready + row.draining);
+  return peak;
+}
+
+function sortKeys<T>(o: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}

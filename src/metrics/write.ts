@@ -1,0 +1,49 @@
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RequestLog } from './collector.ts';
+import type { Summary } from './summary.ts';
+import type { TimelineRow } from '../sim/timeline.ts';
+
+const f6 = (x: number) => x.toFixed(6);
+
+/** Writes summary.json, requests.csv (one row per request, by id) and timeline.csv into `dir`. */
+export async function writeRunOutputs(dir: string, summary: Summary, log: RequestLog, timeline: readonly TimelineRow[]): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+  await writeRequestsCsv(join(dir, 'requests.csv'), log);
+  writeFileSync(join(dir, 'timeline.csv'), timelineCsv(timeline));
+}
+
+export function timelineCsv(rows: readonly TimelineRow[]): string {
+  const head = 't_s,arrivals,completions,drops,provisioning,ready,draining,running,waiting,deferred,kv_utilization\n';
+  return (
+    head +
+    rows
+      .map((r) =>
+        [f6(r.tS), r.arrivals, r.completions, r.drops, r.provisioning, r.ready, r.draining, r.running, r.waiting, r.deferred, f6(r.kvUtilization)].join(','),
+      )
+      .join('\n') +
+    '\n'
+  );
+}
+
+async function writeRequestsCsv(path: string, log: RequestLog): Promise<void> {
+  const out = createWriteStream(path);
+  const write = (s: string) => (out.write(s) ? Promise.resolve() : new Promise<void>((res) => out.once('drain', () => res())));
+  await write('id,arrival_s,model,tier,instance,input_tokens,output_tokens,status,drop_reason,queue_s,ttft_s,tpot_s,e2e_s,preemptions\n');
+  let buf = '';
+  for (let i = 0; i < log.n; i++) {
+    const done = log.isDone(i);
+    const status = done ? 'completed' : log.isDropped(i) ? 'dropped' : 'unfinished';
+    buf +=
+      `${i},${f6(log.arrival[i]!)},${log.models[log.modelIdx[i]!]},${log.tiers[log.tierIdx[i]!]},${log.instance[i]},` +
+      `${log.input[i]},${log.output[i]},${status},${log.isDropped(i) ? log.dropReasons[log.dropIdx[i]!] : ''},` +
+      (done ? `${f6(log.queue[i]!)},${f6(log.ttft[i]!)},${f6(log.tpot(i))},${f6(log.e2e[i]!)},${log.preemptions[i]}\n` : ',,,,\n');
+    if (buf.length > 1 << 16) {
+      await write(buf);
+      buf = '';
+    }
+  }
+  await write(buf);
+  await new Promise<void>((res, rej) => out.end((e?: Error | null) => (e ? rej(e) : res())));
+}

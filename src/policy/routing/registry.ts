@@ -1,0 +1,22 @@
+import { jsq } from './jsq.ts';
+import { leastKv } from './least-kv.ts';
+import { leastRequests } from './least-requests.ts';
+import { pendingTokens } from './pending-tokens.ts';
+import { powerOfTwo } from './power-of-two.ts';
+import { random } from './random.ts';
+import { roundRobin } from './round-robin.ts';
+import type { RouterEntry } from './types.ts';
+
+/** Routers by registered name: the scenario's `routing.policy` picks one, and its error lists these keys. */
+export const routers = {
+  'round-robin': roundRobin,
+  random,
+  'least-requests': leastRequests,
+  jsq,
+  'power-of-two': powerOfTwo,
+  'least-kv': leastKv,
+  'pending-tokens': pendingTokens,
+} satisfies Record<string, RouterEntry>;
+
+export type RouterName = keyof typeof routers;
+export const ROUTER_NAMES = Object.keys(routers) as [RouterName, ...RouterName[]];

@@ -1,0 +1,17 @@
+import type { SimRequest } from '../../engine/request.ts';
+
+/**
+ * The order of an instance's waiting queue. `pushFront` is for preempted requests, which vLLM puts back at
+ * the head; an order that ranks by a key (EDF, priority) may treat it like `push`.
+ */
+export interface WaitingQueue {
+  readonly size: number;
+  push(r: SimRequest): void;
+  pushFront(r: SimRequest): void;
+  peek(): SimRequest | undefined;
+  shift(): SimRequest | undefined;
+  /** Visits queued requests in order without removing them (for views and metrics). */
+  forEach(fn: (r: SimRequest) => void): void;
+}
+
+export type QueueOrderFactory = () => WaitingQueue;

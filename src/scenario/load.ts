@@ -1,0 +1,68 @@
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { applyOverrides, formatPath, readConfigFile, validateConfig } from '../util/config-file.ts';
+import { UserError } from '../util/errors.ts';
+import { TRACE_FORMATS, type TraceFormat } from '../workload/types.ts';
+import { scenarioSchema, type Scenario } from './schema.ts';
+
+/** The project folder (where scenarios/ and data/ live), wherever the CLI is started from. */
+export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const DEFAULT_SCENARIO = resolve(PROJECT_ROOT, 'scenarios/default.yaml');
+
+export interface ScenarioInput {
+  /** Scenario file; the bundled default when omitted. */
+  file?: string;
+  /** `PATH=VALUE` overrides, applied in order before validation. */
+  sets?: readonly string[];
+  trace?: { path: string; format?: string };
+  seed?: number;
+}
+
+export interface LoadedScenario {
+  scenario: Scenario;
+  /** Folder that relative paths in the scenario are resolved against. */
+  baseDir: string;
+  source: string;
+}
+
+/** Reads, overrides and validates a scenario; every problem is one ConfigError/UserError naming where it is. */
+export function loadScenario(input: ScenarioInput): LoadedScenario {
+  const source = input.file ? resolve(input.file) : DEFAULT_SCENARIO;
+  if (!existsSync(source)) throw new UserError(`${input.file}: no such scenario file`);
+  const doc = readConfigFile(source);
+  if (doc.raw === null || typeof doc.raw !== 'object' || Array.isArray(doc.raw)) {
+    throw new UserError(`${source}: expected a YAML mapping at the top level`);
+  }
+  const raw = doc.raw as Record<string, unknown>;
+  const overridden: { path: PropertyKey[]; flag: string }[] = [];
+  if (input.trace) {
+    const format = input.trace.format;
+    if (format !== undefined && !(TRACE_FORMATS as readonly string[]).includes(format)) {
+      throw new UserError(`--trace-format: expected one of ${TRACE_FORMATS.join(', ')}, got '${format}'`);
+    }
+    const prev = (raw.workload ?? {}) as Record<string, unknown>;
+    raw.workload = {
+      trace: { path: resolve(input.trace.path), ...(format ? { format: format as TraceFormat } : {}) },
+      ...(prev.transforms ? { transforms: prev.transforms } : {}),
+    };
+    overridden.push({ path: ['workload'], flag: '--trace' });
+  }
+  if (input.seed !== undefined) {
+    raw.seed = input.seed;
+    overridden.push({ path: ['seed'], flag: '--seed' });
+  }
+  const sets = input.sets ?? [];
+  applyOverrides(raw, sets).forEach((path, i) => overridden.push({ path, flag: `--set ${sets[i]}` }));
+  const scenario = validateConfig(doc, scenarioSchema, (p) => {
+    // The most specific override covering the failing path is where the bad value came from.
+    let best: { path: PropertyKey[]; flag: string } | undefined;
+    for (const o of overridden) {
+      if (o.path.length <= p.length && o.path.every((k, i) => k === p[i]) && (!best || o.path.length >= best.path.length)) best = o;
+    }
+    return best?.flag;
+  });
+  return { scenario, baseDir: dirname(source), source };
+}
+
+export { formatPath };

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import { perfSpecSchema } from '../perf/index.ts';
+import { ROUTER_NAMES } from '../policy/routing/registry.ts';
+import { queueOrders } from '../policy/scheduling/registry.ts';
+import { workloadSchema } from '../workload/schema.ts';
+
+const posInt = z.number().int().positive();
+const seconds = z.number().min(0).finite();
+
+/** Iteration-level batching of one instance. Defaults follow vLLM V1's online-serving defaults. */
+export const engineSchema = z
+  .object({
+    scheduler: z.enum(['vllm', 'splitwise']).default('vllm'),
+    maxNumSeqs: posInt.default(256),
+    maxBatchedTokens: posInt.default(8192),
+    chunkedPrefill: z.boolean().default(true),
+    blockTokens: posInt.default(16),
+    gpuMemoryUtilization: z.number().positive().max(1).default(0.9),
+    /** Bytes per device kept for activations; default from the model (see perf/memory.ts). */
+    activationReserveBytes: z.number().min(0).optional(),
+    /** Fix the KV capacity instead of deriving it from memory (tests, or a measured vLLM log line). */
+    kvBlocks: posInt.optional(),
+    /** Fix the KV capacity in tokens (SplitwiseSim states it this way); rounded down to whole blocks. */
+    kvCapacityTokens: posInt.optional(),
+    queueOrder: z.enum(Object.keys(queueOrders) as [keyof typeof queueOrders]).default('fcfs'),
+  })
+  .strict();
+
+const engineOverrideSchema = engineSchema.partial().strict();
+
+export const poolSchema = z
+  .object({
+    name: z.string().min(1).optional(),
+    model: z.string().min(1),
+    hardware: z.string().min(1),
+    tp: posInt.default(1),
+    pp: posInt.default(1),
+    region: z.string().default(''),
+    /** Instances ready at t = 0. */
+    count: z.number().int().min(0),
+    perf: perfSpecSchema.optional(),
+    engine: engineOverrideSchema.optional(),
+  })
+  .strict();
+
+export const scheduledActionSchema = z.discriminatedUnion('action', [
+  z.object({ atS: seconds, action: z.literal('add'), pool: z.string().min(1), count: posInt.default(1) }).strict(),
+  z.object({ atS: seconds, action: z.literal('drain'), pool: z.string().min(1), count: posInt.default(1) }).strict(),
+]);
+
+export const sloSchema = z
+  .object({
+    ttftS: z.number().positive().default(2),
+    tpotS: z.number().positive().default(0.2),
+  })
+  .strict();
+
+export const scenarioSchema = z
+  .object({
+    name: z.string().default('scenario'),
+    description: z.string().optional(),
+    seed: z.number().int().default(1),
+    /** A YAML file adding hardware or models to the built-in catalog (relative to the scenario file). */
+    catalog: z.string().optional(),
+    workload: workloadSchema,
+    fleet: z
+      .object({
+        pools: z.array(poolSchema).min(1),
+        provisioning: z
+          .object({ vmAcquireS: seconds.default(120), modelLoadS: seconds.default(60) })
+          .strict()
+          .default({ vmAcquireS: 120, modelLoadS: 60 }),
+      })
+      .strict(),
+    engine: engineSchema.default(engineSchema.parse({})),
+    perf: perfSpecSchema,
+    routing: z
+      .object({
+        policy: z.enum(ROUTER_NAMES).default('round-robin'),
+        options: z.record(z.string(), z.unknown()).default({}),
+      })
+      .strict()
+      .default({ policy: 'round-robin', options: {} }),
+    scaling: z
+      .object({
+        /** `none`: the fleet stays as configured; `scheduled`: the listed add/drain actions at fixed times. */
+        policy: z.enum(['none', 'scheduled']).default('none'),
+        actions: z.array(scheduledActionSchema).default([]),
+      })
+      .strict()
+      .default({ policy: 'none', actions: [] }),
+    slo: sloSchema
+      .extend({ tiers: z.record(z.string(), sloSchema.partial()).default({}) })
+      .default({ ttftS: 2, tpotS: 0.2, tiers: {} }),
+    output: z
+      .object({ timelineIntervalS: z.number().positive().default(60) })
+      .strict()
+      .default({ timelineIntervalS: 60 }),
+    /** Stop the simulation at this time (seconds); by default it runs until every request has finished. */
+    endS: z.number().positive().optional(),
+    /** Run-time safety net: a request routed nowhere for this long is dropped with reason 'no-instance'. */
+    maxDeferS: z.number().positive().default(3600),
+  })
+  .strict();
+
+export type Scenario = z.output<typeof scenarioSchema>;
+export type PoolSpec = z.output<typeof poolSchema>;
+export type EngineSpec = z.output<typeof engineSchema>;

@@ -1,0 +1,170 @@
+import { Engine, type EngineConfig, type EngineListener } from '../engine/engine.ts';
+import type { PerfModel } from '../perf/types.ts';
+import type { FleetView, InstanceState, InstanceView } from '../policy/types.ts';
+import type { QueueOrderFactory } from '../policy/scheduling/types.ts';
+
+/** Everything needed to start instances of one pool (resolved from the scenario once). */
+export interface PoolRuntime {
+  name: string;
+  model: string;
+  hardware: string;
+  tp: number;
+  pp: number;
+  region: string;
+  /** Devices per instance (tp × pp) and the price of one device-hour. */
+  devices: number;
+  priceUsdPerDeviceHour: number;
+  perf: PerfModel;
+  engine: EngineConfig;
+  queueOrder: QueueOrderFactory;
+  /** Seconds from "add" to routable: VM acquisition + model load. */
+  provisionS: number;
+}
+
+/** One instance: its engine, lifecycle times, and the load signals policies read through `InstanceView`. */
+export class Instance implements InstanceView {
+  state: InstanceState;
+  readonly engine: Engine;
+  readonly createdS: number;
+  readyS: number;
+  stoppedS = -1;
+
+  constructor(
+    readonly id: number,
+    readonly poolRt: PoolRuntime,
+    private readonly fleet: Fleet,
+    listener: EngineListener,
+    now: number,
+    warm: boolean,
+  ) {
+    this.engine = new Engine(id, poolRt.engine, poolRt.perf, poolRt.queueOrder(), listener);
+    this.createdS = now;
+    this.state = warm ? 'ready' : 'provisioning';
+    this.readyS = warm ? now : now + poolRt.provisionS;
+  }
+
+  get pool(): string {
+    return this.poolRt.name;
+  }
+  get model(): string {
+    return this.poolRt.model;
+  }
+  get hardware(): string {
+    return this.poolRt.hardware;
+  }
+  get tp(): number {
+    return this.poolRt.tp;
+  }
+  get pp(): number {
+    return this.poolRt.pp;
+  }
+  get region(): string {
+    return this.poolRt.region;
+  }
+  get numRunning(): number {
+    return this.engine.numRunning;
+  }
+  get numWaiting(): number {
+    return this.engine.numWaiting;
+  }
+  get outstandingRequests(): number {
+    return this.engine.numRunning + this.engine.numWaiting;
+  }
+  get kvUsedFraction(): number {
+    const e = this.engine;
+    e.sync(this.fleet.now, false);
+    return e.cfg.scheduler === 'splitwise'
+      ? e.reservedTokens / (e.cfg.kvBlocks * e.cfg.blockTokens)
+      : e.usedBlocks / e.cfg.kvBlocks;
+  }
+  get outstandingTokens(): number {
+    this.engine.sync(this.fleet.now, false);
+    return this.engine.outstandingTokens();
+  }
+  get pendingTokens(): number {
+    // Only prefill progress matters here, and prefill never advances inside a fast-forwarded decode run.
+    let s = 0;
+    for (const r of this.engine.running) s += r.generated === 0 ? r.inputTokens + 1 : 1;
+    this.engine.waiting.forEach((r) => {
+      s += r.generated === 0 ? r.inputTokens + 1 : 1;
+    });
+    return s;
+  }
+}
+
+/**
+ * The set of instances and their lifecycle: add (provisioning → ready after the pool's delay), drain (no new
+ * requests; stopped once empty), stop. Keeps, per model, the ready instances in id order for routers.
+ */
+export class Fleet implements FleetView {
+  now = 0;
+  readonly instances: Instance[] = [];
+  private readonly routableByModel = new Map<string, Instance[]>();
+
+  constructor(private readonly listener: EngineListener) {}
+
+  routable(model: string): readonly InstanceView[] {
+    return this.routableByModel.get(model) ?? EMPTY;
+  }
+
+  add(pool: PoolRuntime, now: number, warm: boolean): Instance {
+    const inst = new Instance(this.instances.length, pool, this, this.listener, now, warm);
+    this.instances.push(inst);
+    if (warm) this.indexReady(inst);
+    return inst;
+  }
+
+  markReady(inst: Instance, now: number): void {
+    if (inst.state !== 'provisioning') return;
+    inst.state = 'ready';
+    inst.readyS = now;
+    this.indexReady(inst);
+  }
+
+  /** Stops routing to the instance; it stops when its last request finishes (at once if idle). */
+  drain(inst: Instance, now: number): void {
+    if (inst.state === 'provisioning') {
+      this.stop(inst, now);
+      return;
+    }
+    if (inst.state !== 'ready') return;
+    inst.state = 'draining';
+    this.unindex(inst);
+    if (inst.outstandingRequests === 0) this.stop(inst, now);
+  }
+
+  /** Called after requests finish on a draining instance. */
+  stopIfDrained(inst: Instance, now: number): void {
+    if (inst.state === 'draining' && inst.outstandingRequests === 0) this.stop(inst, now);
+  }
+
+  private stop(inst: Instance, now: number): void {
+    this.unindex(inst);
+    inst.state = 'stopped';
+    inst.stoppedS = now;
+  }
+
+  private indexReady(inst: Instance): void {
+    let list = this.routableByModel.get(inst.model);
+    if (!list) this.routableByModel.set(inst.model, (list = []));
+    list.push(inst);
+    list.sort((a, b) => a.id - b.id);
+  }
+
+  private unindex(inst: Instance): void {
+    const list = this.routableByModel.get(inst.model);
+    if (!list) return;
+    const i = list.indexOf(inst);
+    if (i >= 0) list.splice(i, 1);
+  }
+}
+
+const EMPTY: readonly InstanceView[] = [];
+
+/** Device-hours of one instance up to `end`: provisioning time counted, and reported apart as wasted. */
+export function instanceHours(inst: Instance, end: number): { instanceHours: number; wastedHours: number } {
+  const stop = inst.stoppedS >= 0 ? inst.stoppedS : end;
+  const live = Math.max(0, stop - inst.createdS);
+  const provisioning = Math.max(0, Math.min(inst.readyS, stop) - inst.createdS);
+  return { instanceHours: live / 3600, wastedHours: provisioning / 3600 };
+}

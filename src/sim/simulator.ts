@@ -1,0 +1,271 @@
+import { resolve } from 'node:path';
+import type { EngineConfig } from '../engine/engine.ts';
+import { SimRequest } from '../engine/request.ts';
+import { RequestLog } from '../metrics/collector.ts';
+import { BUILTIN_CATALOG, getHardware, getModel, loadCatalogFile, type Catalog } from '../model/catalog.ts';
+import { makePerfModel, planMemory } from '../perf/index.ts';
+import { routers } from '../policy/routing/registry.ts';
+import type { Router } from '../policy/routing/types.ts';
+import { queueOrders } from '../policy/scheduling/registry.ts';
+import type { Scenario } from '../scenario/schema.ts';
+import { formatPath, describeIssue } from '../util/config-file.ts';
+import { ConfigError, invariant } from '../util/errors.ts';
+import { Rng } from '../util/rng.ts';
+import { openWorkload } from '../workload/schema.ts';
+import type { TraceRequest } from '../workload/types.ts';
+import { EventQueue } from './event-queue.ts';
+import { Fleet, type Instance, type PoolRuntime } from './fleet.ts';
+import { Timeline } from './timeline.ts';
+
+export interface SimOptions {
+  mode: 'fast' | 'step';
+  /** Called now and then with the simulated time and the requests seen so far (for a progress bar). */
+  onProgress?: (simTimeS: number, arrived: number) => void;
+}
+
+export interface SimResult {
+  scenario: Scenario;
+  log: RequestLog;
+  timeline: Timeline;
+  fleet: Fleet;
+  pools: PoolRuntime[];
+  endS: number;
+  events: number;
+  iterations: number;
+  preemptions: number;
+}
+
+/** Builds the runtime of every pool: catalog entries, perf model, KV capacity, engine settings. */
+export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step', catalog: Catalog): PoolRuntime[] {
+  const names = new Set<string>();
+  return sc.fleet.pools.map((p, i) => {
+    const name = p.name ?? `pool${i}`;
+    if (names.has(name)) throw new ConfigError({ path: `fleet.pools[${i}].name`, expected: 'a name no other pool has', got: name });
+    names.add(name);
+    const model = getModel(p.model, catalog);
+    const hardware = getHardware(p.hardware, catalog);
+    const dep = { model, hardware, tp: p.tp, pp: p.pp };
+    const e = { ...sc.engine, ...p.engine };
+    let kvBlocks = e.kvBlocks ?? (e.kvCapacityTokens ? Math.floor(e.kvCapacityTokens / e.blockTokens) : 0);
+    if (!kvBlocks) {
+      kvBlocks = planMemory(dep, {
+        gpuMemoryUtilization: e.gpuMemoryUtilization,
+        activationReserveBytes: e.activationReserveBytes,
+        blockTokens: e.blockTokens,
+      }).kvBlocks;
+    }
+    const engine: EngineConfig = {
+      scheduler: e.scheduler,
+      maxNumSeqs: e.maxNumSeqs,
+      maxBatchedTokens: e.maxBatchedTokens,
+      chunkedPrefill: e.chunkedPrefill,
+      blockTokens: e.blockTokens,
+      kvBlocks,
+      mode,
+    };
+    return {
+      name,
+      model: p.model,
+      hardware: p.hardware,
+      tp: p.tp,
+      pp: p.pp,
+      region: p.region,
+      devices: p.tp * p.pp,
+      priceUsdPerDeviceHour: hardware.priceUsdPerHour,
+      perf: makePerfModel(p.perf ?? sc.perf, dep, baseDir),
+      engine,
+      queueOrder: queueOrders[e.queueOrder],
+      provisionS: sc.fleet.provisioning.vmAcquireS + sc.fleet.provisioning.modelLoadS,
+    };
+  });
+}
+
+function makeRouter(sc: Scenario, rng: Rng): Router {
+  const entry = routers[sc.routing.policy];
+  const parsed = entry.options.safeParse(sc.routing.options);
+  if (!parsed.success) {
+    const iss = parsed.error.issues[0]!;
+    const p = iss.code === 'unrecognized_keys' ? [...iss.path, iss.keys[0]!] : iss.path;
+    throw new ConfigError({ path: formatPath(['routing', 'options', ...(p as PropertyKey[])]), expected: describeIssue(iss) });
+  }
+  return entry.make(parsed.data as never, { rng: rng.fork('router') });
+}
+
+/** Runs one scenario to the end (or to `endS`) and returns what was measured. */
+export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimResult {
+  const catalog = sc.catalog ? loadCatalogFile(resolve(baseDir, sc.catalog)) : BUILTIN_CATALOG;
+  const rng = new Rng(sc.seed);
+  const pools = resolvePools(sc, baseDir, opts.mode, catalog);
+  const poolByName = new Map(pools.map((p) => [p.name, p]));
+  for (const [i, a] of sc.scaling.actions.entries()) {
+    if (!poolByName.has(a.pool)) {
+      throw new ConfigError({ path: `scaling.actions[${i}].pool`, expected: `one of ${[...poolByName.keys()].join(', ')}`, got: a.pool });
+    }
+  }
+  const contextLimit = new Map(pools.map((p) => [p.model, getModel(p.model, catalog).contextLength]));
+  const router = makeRouter(sc, rng);
+  const log = new RequestLog();
+  const q = new EventQueue();
+  const endLimit = sc.endS ?? Infinity;
+
+  let inflight = 0;
+  let events = 0;
+  const timeline = new Timeline(sc.output.timelineIntervalS);
+  const fleet: Fleet = new Fleet({
+    onFinish(r, t) {
+      log.finish(r);
+      timeline.completed++;
+      inflight--;
+      const inst = fleet.instances[r.instance]!;
+      if (inst.state === 'draining') fleet.stopIfDrained(inst, t);
+    },
+  });
+  for (const p of pools) {
+    const spec = sc.fleet.pools[pools.indexOf(p)]!;
+    for (let i = 0; i < spec.count; i++) fleet.add(p, 0, true);
+  }
+
+  const source: Iterator<TraceRequest> = openWorkload(sc.workload, rng.fork('workload'), baseDir)[Symbol.iterator]();
+  let sourceDone = false;
+  let arrived = 0;
+  const pullArrival = () => {
+    const n = source.next();
+    if (n.done) {
+      sourceDone = true;
+      return;
+    }
+    pending = n.value;
+    q.push({ kind: 'arrival', t: n.value.arrivalS });
+  };
+  let pending: TraceRequest | null = null;
+  pullArrival();
+  const deferred: SimRequest[] = [];
+
+  const drop = (r: SimRequest, reason: string) => {
+    r.status = 'dropped';
+    r.dropReason = reason;
+    log.drop(r, reason);
+    timeline.dropped++;
+    inflight--;
+  };
+
+  const dispatch = (r: SimRequest, t: number): boolean => {
+    fleet.now = t;
+    const d = router.route(r, fleet);
+    if (d.kind === 'defer') return false;
+    const inst = fleet.instances[d.to];
+    invariant(inst !== undefined && inst.state === 'ready' && inst.model === r.model, `router ${router.name} chose an instance that cannot take the request`);
+    if (!inst.engine.canEverFit(r)) {
+      r.instance = inst.id;
+      drop(r, 'exceeds-kv-capacity');
+      return true;
+    }
+    const next = inst.engine.enqueue(r, t);
+    if (!Number.isNaN(next)) q.push({ kind: 'boundary', t: next, instance: inst.id, gen: inst.engine.gen });
+    return true;
+  };
+
+  const retryDeferred = (t: number) => {
+    let w = 0;
+    for (const r of deferred) {
+      if (t - r.arrivalS > sc.maxDeferS) drop(r, 'no-instance');
+      else if (!dispatch(r, t)) deferred[w++] = r;
+    }
+    deferred.length = w;
+  };
+
+  const startInstance = (pool: PoolRuntime, t: number) => {
+    const inst = fleet.add(pool, t, pool.provisionS === 0);
+    if (pool.provisionS === 0) retryDeferred(t);
+    else q.push({ kind: 'ready', t: t + pool.provisionS, instance: inst.id });
+  };
+
+  const actions = [...sc.scaling.actions].sort((a, b) => a.atS - b.atS);
+  let nextAction = 0;
+  if (sc.scaling.policy === 'scheduled' && actions.length > 0) q.push({ kind: 'control', t: actions[0]!.atS });
+  q.push({ kind: 'sample', t: 0 });
+
+  let now = 0;
+  let endS = -1;
+  const workLeft = () => !sourceDone || inflight > 0;
+  while (q.size > 0) {
+    const ev = q.pop()!;
+    if (ev.t > endLimit) {
+      endS = endLimit;
+      break;
+    }
+    invariant(ev.t >= now, 'the clock went back');
+    now = ev.t;
+    events++;
+    switch (ev.kind) {
+      case 'arrival': {
+        const r = new SimRequest(pending!, pools[0]!.model);
+        arrived++;
+        inflight++;
+        log.arrive(r);
+        timeline.arrived++;
+        const limit = contextLimit.get(r.model);
+        if (limit === undefined) drop(r, 'unknown-model');
+        else if (r.inputTokens + r.outputTokens > limit) drop(r, 'context-length');
+        else if (!dispatch(r, now)) deferred.push(r);
+        pullArrival();
+        if (opts.onProgress && (arrived & 0x3fff) === 0) opts.onProgress(now, arrived);
+        break;
+      }
+      case 'boundary': {
+        const inst = fleet.instances[ev.instance]!;
+        if (ev.gen !== inst.engine.gen) {
+          events--; // a superseded event: the run it ended was cut short
+          break;
+        }
+        const next = inst.engine.onBoundary(now);
+        if (!Number.isNaN(next)) q.push({ kind: 'boundary', t: next, instance: inst.id, gen: inst.engine.gen });
+        break;
+      }
+      case 'ready': {
+        const inst = fleet.instances[ev.instance]!;
+        fleet.markReady(inst, now);
+        retryDeferred(now);
+        break;
+      }
+      case 'sample': {
+        if (deferred.length > 0) retryDeferred(now);
+        timeline.sample(now, fleet, deferred.length);
+        if (workLeft()) q.push({ kind: 'sample', t: now + sc.output.timelineIntervalS });
+        break;
+      }
+      case 'control': {
+        while (nextAction < actions.length && actions[nextAction]!.atS <= now) {
+          const a = actions[nextAction++]!;
+          const pool = poolByName.get(a.pool)!;
+          if (a.action === 'add') for (let i = 0; i < a.count; i++) startInstance(pool, now);
+          else drainNewest(fleet, pool.name, a.count, now);
+        }
+        if (nextAction < actions.length) q.push({ kind: 'control', t: actions[nextAction]!.atS });
+        break;
+      }
+      default: {
+        const never: never = ev;
+        throw new Error(`unknown event ${JSON.stringify(never)}`);
+      }
+    }
+    if (!workLeft()) break;
+  }
+  // Whatever is still waiting for an instance when the run ends was never served.
+  for (const r of deferred) drop(r, 'no-instance');
+  if (endS < 0) endS = now;
+  timeline.finish(endS, fleet, 0);
+  let iterations = 0;
+  let preemptions = 0;
+  for (const inst of fleet.instances) {
+    iterations += inst.engine.iterations;
+    preemptions += inst.engine.preemptions;
+  }
+  return { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions };
+}
+
+/** Drains the `count` most recently added ready instances of a pool. */
+function drainNewest(fleet: Fleet, pool: string, count: number, now: number): void {
+  const ready: Instance[] = fleet.instances.filter((i) => i.pool === pool && (i.state === 'ready' || i.state === 'provisioning'));
+  for (const inst of ready.slice(-count).reverse()) fleet.drain(inst, now);
+}

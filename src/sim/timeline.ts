@@ -1,0 +1,73 @@
+import type { Fleet } from './fleet.ts';
+
+export interface TimelineRow {
+  tS: number;
+  /** Counts since the previous row. */
+  arrivals: number;
+  completions: number;
+  drops: number;
+  /** State at tS. */
+  provisioning: number;
+  ready: number;
+  draining: number;
+  running: number;
+  waiting: number;
+  deferred: number;
+  /** Mean KV utilisation over instances that are ready or draining. */
+  kvUtilization: number;
+}
+
+/** Per-interval rows: counts since the last row and a snapshot of the fleet at the row's time. */
+export class Timeline {
+  readonly rows: TimelineRow[] = [];
+  arrived = 0;
+  completed = 0;
+  dropped = 0;
+
+  constructor(readonly intervalS: number) {}
+
+  sample(t: number, fleet: Fleet, deferred: number): void {
+    let provisioning = 0;
+    let ready = 0;
+    let draining = 0;
+    let running = 0;
+    let waiting = 0;
+    let kv = 0;
+    for (const inst of fleet.instances) {
+      if (inst.state === 'stopped') continue;
+      if (inst.state === 'provisioning') {
+        provisioning++;
+        continue;
+      }
+      if (inst.state === 'ready') ready++;
+      else draining++;
+      inst.engine.sync(t, true);
+      running += inst.numRunning;
+      waiting += inst.numWaiting;
+      kv += inst.kvUsedFraction;
+    }
+    const serving = ready + draining;
+    this.rows.push({
+      tS: t,
+      arrivals: this.arrived,
+      completions: this.completed,
+      drops: this.dropped,
+      provisioning,
+      ready,
+      draining,
+      running,
+      waiting,
+      deferred,
+      kvUtilization: serving ? kv / serving : 0,
+    });
+    this.arrived = 0;
+    this.completed = 0;
+    this.dropped = 0;
+  }
+
+  /** A last row at the end of the run when the last sample was earlier. */
+  finish(t: number, fleet: Fleet, deferred: number): void {
+    const last = this.rows[this.rows.length - 1];
+    if (!last || last.tS < t) this.sample(t, fleet, deferred);
+  }
+}

@@ -1,0 +1,140 @@
+import { readFileSync } from 'node:fs';
+import { isNode, LineCounter, parseDocument, parse as parseYamlValue } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError, UserError } from './errors.ts';
+
+/** A parsed YAML/JSON document and a way to find the line of any path in it. */
+export interface ConfigDoc {
+  source: string;
+  raw: unknown;
+  lineOf(path: readonly PropertyKey[]): number | undefined;
+}
+
+export function readConfigFile(path: string): ConfigDoc {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UserError(`${path}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  return parseConfigText(text, path);
+}
+
+/** Parses YAML (JSON is YAML) keeping positions, so schema errors can name their line. */
+export function parseConfigText(text: string, source: string): ConfigDoc {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const err = doc.errors[0]!;
+    throw new ConfigError({ source, line: lc.linePos(err.pos[0]).line, expected: 'valid YAML', got: err.message.split('\n')[0] });
+  }
+  return {
+    source,
+    raw: doc.toJS() ?? {},
+    lineOf(path) {
+      for (let n = path.length; n > 0; n--) {
+        const node = doc.getIn(path.slice(0, n) as (string | number)[], true);
+        if (isNode(node) && node.range) return lc.linePos(node.range[0]).line;
+      }
+      return undefined;
+    },
+  };
+}
+
+/**
+ * Validates `raw` with a strict schema; the first problem becomes one ConfigError naming the file, line,
+ * dotted path, what was expected and what was found. `sourceFor` lets a caller attribute a path to
+ * something other than the file (a `--set` flag).
+ */
+export function validateConfig<S extends z.ZodType>(
+  doc: ConfigDoc,
+  schema: S,
+  sourceFor?: (path: readonly PropertyKey[]) => string | undefined,
+): z.output<S> {
+  const r = schema.safeParse(doc.raw);
+  if (r.success) return r.data;
+  const iss = r.error.issues[0]!;
+  const p = [...(iss.path as PropertyKey[])];
+  const full = iss.code === 'unrecognized_keys' ? [...p, iss.keys[0]!] : p;
+  const override = sourceFor?.(full);
+  throw new ConfigError({
+    source: override ?? doc.source,
+    line: override ? undefined : doc.lineOf(full),
+    path: formatPath(full),
+    expected: describeIssue(iss),
+    got: iss.code === 'unrecognized_keys' ? undefined : valueAt(doc.raw, p),
+  });
+}
+
+export function formatPath(p: readonly PropertyKey[]): string {
+  let s = '';
+  for (const k of p) s += typeof k === 'number' ? `[${k}]` : s ? `.${String(k)}` : String(k);
+  return s;
+}
+
+export function describeIssue(iss: z.core.$ZodIssue): string {
+  switch (iss.code) {
+    case 'unrecognized_keys':
+      return `no unknown key here (found ${iss.keys.map((k) => `'${k}'`).join(', ')})`;
+    case 'invalid_value':
+      return `one of ${iss.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'invalid_union':
+      return iss.message && !iss.message.startsWith('Invalid input') ? iss.message : 'one of the allowed shapes';
+    case 'invalid_type':
+      return iss.expected === 'undefined' ? 'no value' : `a value of type ${iss.expected}`;
+    case 'too_small':
+      return `${iss.origin === 'array' ? 'at least' : iss.inclusive ? '≥' : '>'} ${String(iss.minimum)}${iss.origin === 'array' ? ' items' : ''}`;
+    case 'too_big':
+      return `${iss.origin === 'array' ? 'at most' : iss.inclusive ? '≤' : '<'} ${String(iss.maximum)}${iss.origin === 'array' ? ' items' : ''}`;
+    default:
+      return iss.message;
+  }
+}
+
+export function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = raw;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
+}
+
+/**
+ * Applies `PATH=VALUE` overrides to a raw config (before validation). PATH is dotted; numeric segments index
+ * arrays (`fleet.pools.0.count=8`). VALUE is read as a YAML scalar or flow collection (`8`, `true`, `jsq`,
+ * `[1, 2]`, `{kind: poisson, ratePerS: 5}`). Returns the overridden paths.
+ */
+export function applyOverrides(raw: unknown, sets: readonly string[]): PropertyKey[][] {
+  const paths: PropertyKey[][] = [];
+  for (const s of sets) {
+    const eq = s.indexOf('=');
+    if (eq <= 0) throw new UserError(`--set ${s}: expected PATH=VALUE (e.g. routing.policy=jsq)`);
+    const keys = s.slice(0, eq).split('.');
+    let value: unknown;
+    try {
+      value = parseYamlValue(s.slice(eq + 1));
+    } catch {
+      throw new UserError(`--set ${s}: the value is not a valid YAML scalar or flow collection`);
+    }
+    if (value === null && s.slice(eq + 1).trim() === '') value = '';
+    const path: PropertyKey[] = keys.map((k) => (/^\d+$/.test(k) ? Number(k) : k));
+    if (path.some((k) => k === '')) throw new UserError(`--set ${s}: empty segment in the path`);
+    let node = raw as Record<PropertyKey, unknown>;
+    for (let i = 0; i < path.length - 1; i++) {
+      const k = path[i]!;
+      let next = node[k];
+      if (next === undefined || next === null) {
+        next = typeof path[i + 1] === 'number' ? [] : {};
+        node[k] = next;
+      }
+      if (typeof next !== 'object') {
+        throw new UserError(`--set ${s}: '${formatPath(path.slice(0, i + 1))}' is a ${typeof next}, not an object or list`);
+      }
+      node = next as Record<PropertyKey, unknown>;
+    }
+    node[path[path.length - 1]!] = value;
+    paths.push(path);
+  }
+  return paths;
+}
