@@ -38,6 +38,8 @@ export const poolSchema = z
     region: z.string().default(''),
     /** Instances ready at t = 0. */
     count: z.number().int().min(0),
+    /** Longest prompt + output the pool accepts; default the model's context length. */
+    contextLength: posInt.optional(),
     perf: perfSpecSchema.optional(),
     engine: engineOverrideSchema.optional(),
   })

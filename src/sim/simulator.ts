@@ -4,12 +4,13 @@ import { SimRequest } from '../engine/request.ts';
 import { RequestLog } from '../metrics/collector.ts';
 import { BUILTIN_CATALOG, getHardware, getModel, loadCatalogFile, type Catalog } from '../model/catalog.ts';
 import { makePerfModel, planMemory } from '../perf/index.ts';
+import type { PerfModel } from '../perf/types.ts';
 import { routers } from '../policy/routing/registry.ts';
 import type { Router } from '../policy/routing/types.ts';
 import { queueOrders } from '../policy/scheduling/registry.ts';
 import type { Scenario } from '../scenario/schema.ts';
 import { formatPath, describeIssue } from '../util/config-file.ts';
-import { ConfigError, invariant } from '../util/errors.ts';
+import { ConfigError, UserError, invariant } from '../util/errors.ts';
 import { Rng } from '../util/rng.ts';
 import { openWorkload } from '../workload/schema.ts';
 import type { TraceRequest } from '../workload/types.ts';
@@ -21,6 +22,8 @@ export interface SimOptions {
   mode: 'fast' | 'step';
   /** Called now and then with the simulated time and the requests seen so far (for a progress bar). */
   onProgress?: (simTimeS: number, arrived: number) => void;
+  /** Replaces every pool's step-time model (tests use one with hand-computable times). */
+  perf?: PerfModel;
 }
 
 export interface SimResult {
@@ -36,23 +39,28 @@ export interface SimResult {
 }
 
 /** Builds the runtime of every pool: catalog entries, perf model, KV capacity, engine settings. */
-export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step', catalog: Catalog): PoolRuntime[] {
+export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step', catalog: Catalog, perf?: PerfModel): PoolRuntime[] {
   const names = new Set<string>();
   return sc.fleet.pools.map((p, i) => {
     const name = p.name ?? `pool${i}`;
     if (names.has(name)) throw new ConfigError({ path: `fleet.pools[${i}].name`, expected: 'a name no other pool has', got: name });
     names.add(name);
-    const model = getModel(p.model, catalog);
-    const hardware = getHardware(p.hardware, catalog);
+    const at = <T>(fn: () => T): T => {
+      try {
+        return fn();
+      } catch (err) {
+        if (err instanceof UserError) err.message = `fleet.pools[${i}] (${name}): ${err.message}`;
+        throw err;
+      }
+    };
+    const model = at(() => getModel(p.model, catalog));
+    const hardware = at(() => getHardware(p.hardware, catalog));
     const dep = { model, hardware, tp: p.tp, pp: p.pp };
     const e = { ...sc.engine, ...p.engine };
     let kvBlocks = e.kvBlocks ?? (e.kvCapacityTokens ? Math.floor(e.kvCapacityTokens / e.blockTokens) : 0);
     if (!kvBlocks) {
-      kvBlocks = planMemory(dep, {
-        gpuMemoryUtilization: e.gpuMemoryUtilization,
-        activationReserveBytes: e.activationReserveBytes,
-        blockTokens: e.blockTokens,
-      }).kvBlocks;
+      const opts = { gpuMemoryUtilization: e.gpuMemoryUtilization, activationReserveBytes: e.activationReserveBytes, blockTokens: e.blockTokens };
+      kvBlocks = at(() => planMemory(dep, opts)).kvBlocks;
     }
     const engine: EngineConfig = {
       scheduler: e.scheduler,
@@ -72,7 +80,7 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
       region: p.region,
       devices: p.tp * p.pp,
       priceUsdPerDeviceHour: hardware.priceUsdPerHour,
-      perf: makePerfModel(p.perf ?? sc.perf, dep, baseDir),
+      perf: perf ?? at(() => makePerfModel(p.perf ?? sc.perf, dep, baseDir)),
       engine,
       queueOrder: queueOrders[e.queueOrder],
       provisionS: sc.fleet.provisioning.vmAcquireS + sc.fleet.provisioning.modelLoadS,
@@ -95,14 +103,19 @@ function makeRouter(sc: Scenario, rng: Rng): Router {
 export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimResult {
   const catalog = sc.catalog ? loadCatalogFile(resolve(baseDir, sc.catalog)) : BUILTIN_CATALOG;
   const rng = new Rng(sc.seed);
-  const pools = resolvePools(sc, baseDir, opts.mode, catalog);
+  const pools = resolvePools(sc, baseDir, opts.mode, catalog, opts.perf);
   const poolByName = new Map(pools.map((p) => [p.name, p]));
   for (const [i, a] of sc.scaling.actions.entries()) {
     if (!poolByName.has(a.pool)) {
       throw new ConfigError({ path: `scaling.actions[${i}].pool`, expected: `one of ${[...poolByName.keys()].join(', ')}`, got: a.pool });
     }
   }
-  const contextLimit = new Map(pools.map((p) => [p.model, getModel(p.model, catalog).contextLength]));
+  // Per model, the longest request any of its pools accepts.
+  const contextLimit = new Map<string, number>();
+  sc.fleet.pools.forEach((p) => {
+    const limit = p.contextLength ?? getModel(p.model, catalog).contextLength;
+    contextLimit.set(p.model, Math.max(limit, contextLimit.get(p.model) ?? 0));
+  });
   const router = makeRouter(sc, rng);
   const log = new RequestLog();
   const q = new EventQueue();
@@ -112,12 +125,10 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   let events = 0;
   const timeline = new Timeline(sc.output.timelineIntervalS);
   const fleet: Fleet = new Fleet({
-    onFinish(r, t) {
+    onFinish(r) {
       log.finish(r);
       timeline.completed++;
       inflight--;
-      const inst = fleet.instances[r.instance]!;
-      if (inst.state === 'draining') fleet.stopIfDrained(inst, t);
     },
   });
   for (const p of pools) {
@@ -220,6 +231,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         }
         const next = inst.engine.onBoundary(now);
         if (!Number.isNaN(next)) q.push({ kind: 'boundary', t: next, instance: inst.id, gen: inst.engine.gen });
+        else if (inst.state === 'draining') fleet.stopIfDrained(inst, now);
         break;
       }
       case 'ready': {

@@ -1,0 +1,60 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/llmfleet.js', ...args], { encoding: 'utf8' });
+const tmp = () => mkdtempSync(join(tmpdir(), 'llmfleet-cli-'));
+const conv = 'data/azure-llm/AzureLLMInferenceTrace_conv.csv';
+
+test('simulate with no scenario runs the bundled default and writes the three outputs with every contract key', () => {
+  const out = tmp();
+  const r = cli('simulate', '--quiet', '--set', 'workload.transforms.limit=300', '--out', out);
+  assert.equal(r.status, 0, r.stderr);
+  const s = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+  for (const k of ['requests.total', 'requests.completed', 'requests.dropped', 'ttft.p50', 'ttft.p99', 'tpot.p50', 'e2e.p99', 'queue.p99', 'normalizedE2e.p99', 'slo.attainment', 'fleet.instanceHours', 'fleet.gpuHours', 'fleet.wastedGpuHours', 'fleet.costUsd', 'throughput.requestsPerSecond', 'throughput.outputTokensPerSecond', 'sim.wallSeconds', 'sim.events', 'sim.simulatedSeconds']) {
+    const v = k.split('.').reduce((o: any, p) => o?.[p], s);
+    assert.equal(typeof v, 'number', `summary.json ${k}`);
+    assert.ok(Number.isFinite(v), `summary.json ${k} is finite`);
+  }
+  assert.equal(s.requests.total, 300);
+  assert.equal(readFileSync(join(out, 'requests.csv'), 'utf8').trim().split('\n').length, 301);
+  assert.ok(existsSync(join(out, 'timeline.csv')));
+});
+
+test('a bad trace row exits 2 with one line naming the file, the line and what was expected', () => {
+  const dir = tmp();
+  const lines = readFileSync(conv, 'utf8').split('\r\n').slice(0, 20);
+  writeFileSync(join(dir, 'bad.csv'), [...lines, '2023-11-16 18:16:00.0000000,12,-5'].join('\r\n'));
+  const r = cli('simulate', '--trace', join(dir, 'bad.csv'), '--trace-format', 'azure', '--out', join(dir, 'o'));
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /bad\.csv:21/);
+  assert.match(r.stderr, /GeneratedTokens/);
+  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  assert.doesNotMatch(r.stderr, /at .*\.ts:\d+/, 'no stack trace');
+});
+
+test('an unknown router exits 2 and lists the valid ones', () => {
+  const r = cli('simulate', '--set', 'routing.policy=lest-kv', '--out', join(tmp(), 'o'));
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--set routing\.policy=lest-kv/);
+  assert.match(r.stderr, /least-kv/);
+});
+
+test('a scenario error names the file line and the field path', () => {
+  const dir = tmp();
+  const f = join(dir, 's.yaml');
+  writeFileSync(f, ['name: x', 'workload:', `  trace: { path: ${join(process.cwd(), conv)}, format: azure }`, 'fleet:', '  pools:', '    - model: llama3.1-8b', '      hardware: h100-80gb', '      count: -2', ''].join('\n'));
+  const r = cli('simulate', '--scenario', f, '--out', join(dir, 'o'));
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /s\.yaml:8 fleet\.pools\[0\]\.count/);
+});
+
+test('bad flags exit 2: unknown engine mode, non-integer seed, malformed --set', () => {
+  for (const args of [['--engine', 'turbo'], ['--seed', 'x1'], ['--set', 'routing.policy']]) {
+    const r = cli('simulate', ...args, '--out', join(tmp(), 'o'));
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+  }
+});

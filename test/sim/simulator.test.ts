@@ -1,0 +1,91 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { summarize } from '../../src/metrics/summary.ts';
+import { scenarioSchema } from '../../src/scenario/schema.ts';
+import { simulate } from '../../src/sim/simulator.ts';
+import { run, scenarioFor, writeTrace, type Req } from '../helpers/sim.ts';
+
+const steady = (n: number, gap: number, inTok = 300, outTok = 50): Req[] => Array.from({ length: n }, (_, i) => ({ t: i * gap, in: inTok, out: outTok }));
+
+test('every arrived request ends completed, dropped or unfinished, also when the run is cut at endS', () => {
+  const reqs = steady(200, 0.05, 800, 300);
+  for (const endS of [undefined, 3, 8]) {
+    const res = run(scenarioFor(writeTrace(reqs), endS ? { endS } : {}), 'fast');
+    const s = summarize(res, 0);
+    assert.equal(s.requests.total, s.requests.completed + s.requests.dropped + s.requests.unfinished);
+    if (endS) {
+      assert.equal(s.sim.simulatedSeconds, endS);
+      assert.ok(s.requests.unfinished > 0);
+    } else assert.equal(s.requests.completed, 200);
+  }
+});
+
+test('the same seed gives the same summary; another seed changes a seeded workload', () => {
+  const sc = (seed: number) =>
+    scenarioSchema.parse({
+      seed,
+      workload: { synthetic: { durationS: 60, arrivals: { kind: 'poisson', ratePerS: 5 }, lengths: { kind: 'lognormal', input: { mu: 5, sigma: 1 }, output: { mu: 4, sigma: 1 } } } },
+      fleet: { pools: [{ model: 'llama3.1-8b', hardware: 'a100-80gb', count: 2 }] },
+      routing: { policy: 'power-of-two' },
+    });
+  const strip = (seed: number) => {
+    const { sim: _sim, ...rest } = summarize(simulate(sc(seed), '.', { mode: 'fast' }), 0);
+    return JSON.stringify(rest);
+  };
+  assert.equal(strip(3), strip(3));
+  assert.notEqual(strip(3), strip(4));
+});
+
+test('requests longer than the context are dropped with a reason', () => {
+  const sc = scenarioFor(writeTrace([{ t: 0, in: 140000, out: 100 }, { t: 0.1, in: 10, out: 10 }]));
+  const s = summarize(run(sc, 'fast'), 0);
+  assert.deepEqual(s.requests.dropReasons, { 'context-length': 1 });
+  assert.equal(s.requests.completed, 1);
+});
+
+test('an added instance serves only after provisioning, which is billed and reported as wasted', () => {
+  // No instance at t = 0; one is added at once and needs 60 + 40 s: requests wait for it (deferred).
+  const sc = scenarioFor(writeTrace(steady(10, 1)), {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', tp: 2, count: 0 }], provisioning: { vmAcquireS: 60, modelLoadS: 40 } },
+    scaling: { policy: 'scheduled', actions: [{ atS: 0, action: 'add', pool: 'p' }] },
+  });
+  const res = run(sc, 'fast');
+  const s = summarize(res, 0);
+  assert.equal(s.requests.completed, 10);
+  assert.ok(res.log.queue[0]! >= 100 - 1e-9, 'the first request waits for the instance');
+  assert.ok(Math.abs(s.fleet.wastedGpuHours - (2 * 100) / 3600) < 1e-12);
+  assert.ok(Math.abs(s.fleet.gpuHours - (2 * s.sim.simulatedSeconds) / 3600) < 1e-12);
+});
+
+test('a drained instance takes no new requests and stops when its last one finishes', () => {
+  const sc = scenarioFor(writeTrace(steady(100, 0.1)), {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 2 }] },
+    scaling: { policy: 'scheduled', actions: [{ atS: 5, action: 'drain', pool: 'p' }] },
+  });
+  const res = run(sc, 'fast');
+  const drained = res.fleet.instances[1]!;
+  assert.equal(drained.state, 'stopped');
+  assert.ok(drained.stoppedS >= 5);
+  for (let i = 0; i < res.log.n; i++) if (res.log.arrival[i]! > 5) assert.equal(res.log.instance[i], 0);
+  const s = summarize(res, 0);
+  assert.ok(Math.abs(s.fleet.instanceHours - (s.sim.simulatedSeconds + drained.stoppedS) / 3600) < 1e-12);
+});
+
+test('per-tier blocks appear when requests carry tiers, with per-tier SLO targets', () => {
+  const sc = scenarioSchema.parse({
+    workload: {
+      synthetic: {
+        durationS: 30,
+        arrivals: { kind: 'poisson', ratePerS: 4 },
+        lengths: { kind: 'lognormal', input: { mu: 5, sigma: 0.5 }, output: { mu: 3, sigma: 0.5 } },
+        labels: { tier: { 'iw-f': 1, niw: 1 } },
+      },
+    },
+    fleet: { pools: [{ model: 'llama3.1-8b', hardware: 'h100-80gb', count: 1 }] },
+    slo: { ttftS: 1, tpotS: 0.1, tiers: { niw: { ttftS: 3600 } } },
+  });
+  const s = summarize(simulate(sc, '.', { mode: 'fast' }), 0);
+  assert.deepEqual(Object.keys(s.tiers ?? {}), ['iw-f', 'niw']);
+  assert.equal(s.tiers!.niw!.slo.ttftS, 3600);
+  assert.equal(s.tiers!['iw-f']!.requests.total + s.tiers!.niw!.requests.total, s.requests.total);
+});
