@@ -1,0 +1,157 @@
+import { ConfigError, UserError } from '../util/errors.ts';
+
+/** Shared row-parsing helpers for the trace readers: every bad value becomes a ConfigError with file and line. */
+
+export const TOKENS_EXPECTED = 'an integer ≥ 1';
+
+/**
+ * A bad cell. `got` is the number when the text reads as one (so "-5" prints as -5), else the raw text.
+ */
+export function badValue(source: string, line: number, path: string, expected: string, raw: unknown): ConfigError {
+  let got = raw;
+  if (typeof raw === 'string') {
+    const t = raw.trim();
+    const n = Number(t);
+    got = t !== '' && Number.isFinite(n) ? n : raw;
+  }
+  return new ConfigError({ source, line, path, expected, got });
+}
+
+/**
+ * Parses s[start, end) as a token count: plain decimal digits, value ≥ 1, at most 15 digits (exact in a
+ * double). Returns -1 when the text is anything else; the caller then builds the error (keeps the hot path
+ * free of allocation).
+ */
+export function parseTokenCount(s: string, start: number, end: number): number {
+  const len = end - start;
+  if (len <= 0 || len > 15) return -1;
+  let v = 0;
+  for (let i = start; i < end; i++) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
+  }
+  return v >= 1 ? v : -1;
+}
+
+/** A token count cell (trimmed), or a ConfigError. */
+export function tokenCell(raw: string, source: string, line: number, column: string): number {
+  const t = raw.trim();
+  const v = parseTokenCount(t, 0, t.length);
+  if (v < 0) throw badValue(source, line, column, TOKENS_EXPECTED, raw);
+  return v;
+}
+
+/** A finite number cell (trimmed, not empty), or a ConfigError. */
+export function numberCell(raw: string, source: string, line: number, column: string, expected: string): number {
+  const t = raw.trim();
+  const v = t === '' ? NaN : Number(t);
+  if (!Number.isFinite(v)) throw badValue(source, line, column, expected, raw);
+  return v;
+}
+
+/**
+ * Splits one CSV line. Fast path: no quote character ⇒ a plain split on ','. Otherwise RFC 4180 quoting
+ * ("a,b" and "" for a quote inside quotes); returns undefined for an unterminated quote.
+ */
+export function splitCsvLine(line: string): string[] | undefined {
+  if (line.indexOf('"') < 0) return line.split(',');
+  const out: string[] = [];
+  let i = 0;
+  for (;;) {
+    if (line.charCodeAt(i) === 34) {
+      let cell = '';
+      i++;
+      for (;;) {
+        const q = line.indexOf('"', i);
+        if (q < 0) return undefined;
+        cell += line.slice(i, q);
+        if (line.charCodeAt(q + 1) === 34) {
+          cell += '"';
+          i = q + 2;
+          continue;
+        }
+        i = q + 1;
+        break;
+      }
+      out.push(cell);
+      if (i >= line.length) return out;
+      if (line.charCodeAt(i) !== 44) return undefined;
+      i++;
+    } else {
+      const c = line.indexOf(',', i);
+      if (c < 0) {
+        out.push(line.slice(i));
+        return out;
+      }
+      out.push(line.slice(i, c));
+      i = c + 1;
+    }
+  }
+}
+
+/** True when a line holds nothing but whitespace; readers skip such lines. */
+export function isBlank(line: string): boolean {
+  return line.length === 0 || line.trim().length === 0;
+}
+
+export function emptyTrace(source: string): UserError {
+  return new UserError(`${source}: the trace has no requests`);
+}
+
+export function outOfOrder(source: string, line: number, column: string, got: unknown): ConfigError {
+  return new ConfigError({
+    source,
+    line,
+    path: column,
+    expected: 'arrivals in non-decreasing order (not earlier than the previous row)',
+    got,
+  });
+}
+
+/**
+ * Maps header names to column indexes. `required` names must be present; names in neither list are an error
+ * when `allowUnknown` is false. Returns the index per name (-1 when an optional name is absent).
+ */
+export function headerColumns(
+  header: string[],
+  source: string,
+  required: readonly string[],
+  optional: readonly string[],
+  allowUnknown: boolean,
+): Map<string, number> {
+  const cols = new Map<string, number>();
+  const unknown: string[] = [];
+  header.forEach((raw, i) => {
+    const name = raw.trim();
+    if (!required.includes(name) && !optional.includes(name)) {
+      if (!allowUnknown) unknown.push(name);
+      return;
+    }
+    if (cols.has(name)) {
+      throw new ConfigError({ source, line: 1, path: name, expected: 'each column named once', got: header.join(',') });
+    }
+    cols.set(name, i);
+  });
+  if (unknown.length > 0) {
+    throw new ConfigError({
+      source,
+      line: 1,
+      path: unknown.join(', '),
+      expected: `known column names (${[...required, ...optional].join(', ')})`,
+      got: unknown.length === 1 ? unknown[0] : unknown,
+    });
+  }
+  const missing = required.filter((n) => !cols.has(n));
+  if (missing.length > 0) {
+    throw new ConfigError({
+      source,
+      line: 1,
+      path: missing.join(', '),
+      expected: `a header with column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`,
+      got: header.join(','),
+    });
+  }
+  for (const n of optional) if (!cols.has(n)) cols.set(n, -1);
+  return cols;
+}

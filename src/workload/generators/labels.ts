@@ -1,0 +1,31 @@
+import { UserError } from '../../util/errors.ts';
+import type { Rng } from '../../util/rng.ts';
+
+/** A label is fixed (`"iw-f"`) or a weighted mix (`{ "iw-f": 0.3, "iw-n": 0.7 }`, weights need not sum to 1). */
+export type LabelSpec = string | Record<string, number>;
+export const LABEL_KEYS = ['model', 'tier', 'region', 'app'] as const;
+export type LabelKey = (typeof LABEL_KEYS)[number];
+export type LabelsSpec = Partial<Record<LabelKey, LabelSpec>>;
+
+/** Draws one value; a fixed label draws nothing from the rng (so adding one shifts no other stream). */
+export type LabelPicker = (rng: Rng) => string;
+
+export function labelPicker(spec: LabelSpec, key: string): LabelPicker {
+  if (typeof spec === 'string') return () => spec;
+  const names = Object.keys(spec);
+  const weights = names.map((n) => spec[n]!);
+  if (names.length === 0 || weights.some((w) => !(w >= 0 && Number.isFinite(w))) || !(weights.reduce((s, w) => s + w, 0) > 0)) {
+    throw new UserError(`labels.${key}: expected a name or a map of names to weights ≥ 0 with a positive sum, got ${JSON.stringify(spec)}`);
+  }
+  if (names.length === 1) return () => names[0]!;
+  const total = weights.reduce((s, w) => s + w, 0);
+  const cum = new Float64Array(names.length);
+  let acc = 0;
+  weights.forEach((w, i) => (cum[i] = acc += w / total));
+  const last = names.length - 1;
+  return (rng) => {
+    const u = rng.next();
+    for (let i = 0; i < last; i++) if (u < cum[i]!) return names[i]!;
+    return names[last]!;
+  };
+}

@@ -1,0 +1,168 @@
+import { ConfigError } from '../../util/errors.ts';
+import type { TraceRequest } from '../types.ts';
+import { ByteLineReader, type LineReaderOptions } from '../line-reader.ts';
+import { TOKENS_EXPECTED, badValue, emptyTrace, isBlank, outOfOrder } from '../fields.ts';
+import type { TraceStats } from './reader.ts';
+
+/**
+ * Azure LLM inference traces, 2023 (Splitwise) and 2024 (DynamoLLM, week-long):
+ * `TIMESTAMP,ContextTokens,GeneratedTokens`. 2023 stamps are `2023-11-16 18:15:46.6805900` (7 fractional
+ * digits, no zone); 2024 stamps carry `+00:00` and sometimes no fraction (`2024-05-10 00:00:01+00:00`).
+ *
+ * Timestamps are parsed exactly: whole seconds as integers (Date.UTC for the date), the fraction as an
+ * integer count of 100 ns ticks, and arrivalS = (ticks − first ticks) / 1e7, one rounding per row, so no
+ * float drift builds up over a week. Integer ticks stay exact up to 2^53 / 1e7 s ≈ 28 years of span.
+ */
+
+export const AZURE_HEADER = ['TIMESTAMP', 'ContextTokens', 'GeneratedTokens'] as const;
+const TIMESTAMP_EXPECTED = 'a timestamp YYYY-MM-DD HH:MM:SS[.fffffff][+HH:MM|Z]';
+const TICKS_PER_S = 1e7;
+const POW10 = [1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7];
+
+/** Parses Azure timestamps into 100 ns ticks since the whole second of the first stamp it saw. */
+export class AzureClock {
+  private dayKey = -1;
+  private dayS = 0;
+  private baseS = NaN;
+
+  /** Ticks for the bytes b[at, end), or NaN when they are not a valid timestamp. */
+  ticks(b: Uint8Array, at: number, end: number): number {
+    if (end - at < 19) return NaN;
+    const y = d2(b, at) * 100 + d2(b, at + 2);
+    const mo = d2(b, at + 5);
+    const d = d2(b, at + 8);
+    const h = d2(b, at + 11);
+    const mi = d2(b, at + 14);
+    const se = d2(b, at + 17);
+    const sep = b[at + 10];
+    if (
+      (y | mo | d | h | mi | se) < 0 ||
+      b[at + 4] !== 45 ||
+      b[at + 7] !== 45 ||
+      (sep !== 32 && sep !== 84) ||
+      b[at + 13] !== 58 ||
+      b[at + 16] !== 58 ||
+      h > 23 ||
+      mi > 59 ||
+      se > 59
+    ) {
+      return NaN;
+    }
+    let i = at + 19;
+    let frac = 0;
+    if (i < end && b[i] === 46) {
+      i++;
+      const from = i;
+      while (i < end) {
+        const c = b[i]! - 48;
+        if (c < 0 || c > 9) break;
+        frac = frac * 10 + c;
+        i++;
+      }
+      const digits = i - from;
+      if (digits === 0 || digits > 7) return NaN;
+      frac *= POW10[7 - digits]!;
+    }
+    let offsetS = 0;
+    if (i < end) {
+      const c = b[i];
+      if (c === 90 && i + 1 === end) {
+        // 'Z': UTC
+      } else if ((c === 43 || c === 45) && end - i === 6 && b[i + 3] === 58) {
+        const oh = d2(b, i + 1);
+        const om = d2(b, i + 4);
+        if ((oh | om) < 0 || oh > 23 || om > 59) return NaN;
+        offsetS = (c === 43 ? 1 : -1) * (oh * 3600 + om * 60);
+      } else {
+        return NaN;
+      }
+    }
+    const key = y * 10000 + mo * 100 + d;
+    if (key !== this.dayKey) {
+      const ms = Date.UTC(y, mo - 1, d);
+      const check = new Date(ms);
+      if (mo < 1 || check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d) return NaN;
+      this.dayKey = key;
+      this.dayS = ms / 1000;
+    }
+    // Local wall time minus its offset is UTC: 00:00+02:00 is 22:00Z of the day before.
+    const secs = this.dayS + h * 3600 + mi * 60 + se - offsetS;
+    if (this.baseS !== this.baseS) this.baseS = secs;
+    return (secs - this.baseS) * TICKS_PER_S + frac;
+  }
+}
+
+/** Two decimal digits at b[i], or a negative number when either is not a digit. */
+function d2(b: Uint8Array, i: number): number {
+  const x = b[i]! - 48;
+  const y = b[i + 1]! - 48;
+  if (x < 0 || x > 9 || y < 0 || y > 9) return -1;
+  return x * 10 + y;
+}
+
+/** b[start, end) as a token count (plain digits, ≥ 1, ≤ 15 digits), or -1. */
+function tokens(b: Uint8Array, start: number, end: number): number {
+  const len = end - start;
+  if (len <= 0 || len > 15) return -1;
+  let v = 0;
+  for (let i = start; i < end; i++) {
+    const c = b[i]! - 48;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
+  }
+  return v >= 1 ? v : -1;
+}
+
+export function* readAzure(path: string, opts: LineReaderOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
+  const lr = new ByteLineReader(path, opts);
+  try {
+    if (!lr.next()) throw emptyTrace(path);
+    const header = lr.text();
+    const names = header.split(',').map((n) => n.trim());
+    if (names.length !== 3 || names.some((n, i) => n !== AZURE_HEADER[i])) {
+      throw new ConfigError({ source: path, line: 1, path: 'header', expected: AZURE_HEADER.join(','), got: header });
+    }
+    const clock = new AzureClock();
+    let prevTicks = -Infinity;
+    let firstTicks = 0;
+    let id = 0;
+    while (lr.next()) {
+      const b = lr.buf;
+      const end = lr.end;
+      let c1 = lr.start;
+      while (c1 < end && b[c1] !== 44) c1++;
+      let c2 = c1 + 1;
+      while (c2 < end && b[c2] !== 44) c2++;
+      if (c2 >= end) {
+        if (isBlank(lr.text())) continue;
+        throw new ConfigError({ source: path, line: lr.lineNo, path: 'row', expected: '3 comma-separated fields', got: lr.text() });
+      }
+      const ticks = clock.ticks(b, lr.start, c1);
+      const inputTokens = tokens(b, c1 + 1, c2);
+      const outputTokens = tokens(b, c2 + 1, end);
+      if (ticks !== ticks || inputTokens < 0 || outputTokens < 0 || ticks < prevTicks) rowError(lr, c1, c2);
+      if (id === 0) firstTicks = ticks;
+      prevTicks = ticks;
+      stats.rows++;
+      yield { id: id++, arrivalS: (ticks - firstTicks) / TICKS_PER_S, inputTokens, outputTokens };
+    }
+    if (id === 0) throw emptyTrace(path);
+  } finally {
+    lr.close();
+  }
+}
+
+/** Builds the error for a bad row (off the hot path: decodes the line and re-checks each field in order). */
+function rowError(lr: ByteLineReader, c1: number, c2: number): never {
+  const source = lr.path;
+  const line = lr.lineNo;
+  const text = lr.text();
+  const cells = text.split(',');
+  if (cells.length !== 3) throw new ConfigError({ source, line, path: 'row', expected: '3 comma-separated fields', got: text });
+  if (Number.isNaN(new AzureClock().ticks(lr.buf, lr.start, c1))) {
+    throw badValue(source, line, 'TIMESTAMP', TIMESTAMP_EXPECTED, cells[0]!);
+  }
+  if (tokens(lr.buf, c1 + 1, c2) < 0) throw badValue(source, line, 'ContextTokens', TOKENS_EXPECTED, cells[1]!);
+  if (tokens(lr.buf, c2 + 1, lr.end) < 0) throw badValue(source, line, 'GeneratedTokens', TOKENS_EXPECTED, cells[2]!);
+  throw outOfOrder(source, line, 'TIMESTAMP', cells[0]!);
+}

@@ -1,0 +1,63 @@
+import type { TraceRequest } from '../types.ts';
+import { LineReader, type LineReaderOptions } from '../line-reader.ts';
+import { ConfigError } from '../../util/errors.ts';
+import { emptyTrace, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell } from '../fields.ts';
+import type { TraceStats } from './reader.ts';
+
+/**
+ * BurstGPT (`Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type`): Timestamp in seconds
+ * since the trace start, Model → `model`. Rows are located by header name; `Total tokens` and `Log Type`
+ * are not used.
+ *
+ * Failed requests: BurstGPT logs a failure as `Response tokens` = 0. The simulator needs ≥ 1 output token,
+ * and a failed request never occupied a GPU for decoding, so such rows are SKIPPED and counted in
+ * `stats.skipped['failed (Response tokens 0)']`; they still count for arrival order, and a skipped first
+ * row does not move time zero (arrivals are relative to the first row of the file). Any other bad value
+ * (negative, not an integer, `Request tokens` 0) is a ConfigError.
+ */
+export const BURSTGPT_SKIP_FAILED = 'failed (Response tokens 0)';
+const REQUIRED = ['Timestamp', 'Model', 'Request tokens', 'Response tokens'] as const;
+const OPTIONAL = ['Total tokens', 'Log Type'] as const;
+
+export function* readBurstGpt(path: string, opts: LineReaderOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
+  const lr = new LineReader(path, opts);
+  try {
+    const header = lr.next();
+    if (header === undefined) throw emptyTrace(path);
+    const cols = headerColumns(splitCsvLine(header) ?? [header], path, REQUIRED, OPTIONAL, false);
+    const iT = cols.get('Timestamp')!;
+    const iM = cols.get('Model')!;
+    const iIn = cols.get('Request tokens')!;
+    const iOut = cols.get('Response tokens')!;
+    const width = cols.size;
+    let t0 = NaN;
+    let prev = -Infinity;
+    let id = 0;
+    for (let line = lr.next(); line !== undefined; line = lr.next()) {
+      if (isBlank(line)) continue;
+      const cells = splitCsvLine(line);
+      if (cells === undefined || cells.length !== width) {
+        throw new ConfigError({ source: path, line: lr.lineNo, path: 'row', expected: `${width} comma-separated fields`, got: line });
+      }
+      const t = numberCell(cells[iT]!, path, lr.lineNo, 'Timestamp', 'a number of seconds ≥ 0');
+      if (t < 0) throw new ConfigError({ source: path, line: lr.lineNo, path: 'Timestamp', expected: 'a number of seconds ≥ 0', got: t });
+      if (t < prev) throw outOfOrder(path, lr.lineNo, 'Timestamp', t);
+      if (t0 !== t0) t0 = t;
+      prev = t;
+      const inputTokens = tokenCell(cells[iIn]!, path, lr.lineNo, 'Request tokens');
+      if (cells[iOut]!.trim() === '0') {
+        stats.skipped[BURSTGPT_SKIP_FAILED] = (stats.skipped[BURSTGPT_SKIP_FAILED] ?? 0) + 1;
+        continue;
+      }
+      const outputTokens = tokenCell(cells[iOut]!, path, lr.lineNo, 'Response tokens');
+      const model = cells[iM]!.trim();
+      stats.rows++;
+      const req: TraceRequest = { id: id++, arrivalS: t - t0, inputTokens, outputTokens };
+      if (model !== '') req.model = model;
+      yield req;
+    }
+    if (id === 0) throw emptyTrace(path);
+  } finally {
+    lr.close();
+  }
+}

@@ -1,0 +1,155 @@
+import { isAbsolute, resolve } from 'node:path';
+import { z } from 'zod';
+import { UserError } from '../util/errors.ts';
+import type { Rng } from '../util/rng.ts';
+import { TRACE_FORMATS, type RequestSource } from './types.ts';
+import { detectFormat, openTrace } from './trace.ts';
+import { applyTransforms } from './transforms.ts';
+import { synthetic } from './generators/synthetic.ts';
+import { fitEmpirical, fitLognormal, type LengthModel } from './generators/lengths.ts';
+
+/** The scenario's `workload:` section (see src/workload/README.md for an example). Unknown keys are errors. */
+
+const traceRef = z
+  .object({
+    path: z.string().min(1),
+    /** Omitted ⇒ detected from the file's first line. */
+    format: z.enum(TRACE_FORMATS).optional(),
+  })
+  .strict();
+
+const lognormalSide = z
+  .object({
+    mu: z.number(),
+    sigma: z.number().min(0),
+    min: z.number().int().min(1).default(1),
+    max: z.number().int().min(1).default(1_000_000),
+  })
+  .strict()
+  .refine((s) => s.max >= s.min, { message: 'max must be ≥ min', path: ['max'] });
+
+const lengthsSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('lognormal'), input: lognormalSide, output: lognormalSide }).strict(),
+  /** (input, output) pairs sampled from a trace's rows. */
+  z
+    .object({
+      kind: z.literal('empirical'),
+      ...traceRef.shape,
+      maxPairs: z.number().int().min(1).default(1_000_000),
+    })
+    .strict(),
+  /** A lognormal per side fitted to a trace (mu, sigma of ln tokens; clamped to the observed min and max). */
+  z.object({ kind: z.literal('fitted-lognormal'), ...traceRef.shape }).strict(),
+]);
+
+const point = z.tuple([z.number().min(0), z.number().min(0)]);
+const arrivalsSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('poisson'), ratePerS: z.number().positive() }).strict(),
+  z.object({ kind: z.literal('gamma'), ratePerS: z.number().positive(), cv: z.number().positive() }).strict(),
+  z
+    .object({
+      kind: z.literal('curve'),
+      baseRatePerS: z.number().positive(),
+      diurnalAmplitude: z.number().min(0).max(1).default(0.5),
+      peakHour: z.number().min(0).max(24).default(14),
+      weekendFactor: z.number().min(0).default(1),
+      startDay: z.number().int().min(0).max(6).default(0),
+      startHour: z.number().min(0).max(24).default(0),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('table'),
+      points: z
+        .array(point)
+        .min(1)
+        .refine((p) => p.every((x, i) => i === 0 || x[0] > p[i - 1]![0]), { message: 'point times must increase' })
+        .refine((p) => p.some((x) => x[1] > 0), { message: 'some rate must be > 0' }),
+      periodS: z.number().positive().optional(),
+    })
+    .strict(),
+]);
+
+const labelValue = z.union([z.string().min(1), z.record(z.string().min(1), z.number().min(0))]);
+const labelsSchema = z
+  .object({ model: labelValue.optional(), tier: labelValue.optional(), region: labelValue.optional(), app: labelValue.optional() })
+  .strict();
+
+const syntheticSchema = z
+  .object({
+    durationS: z.number().positive(),
+    maxRequests: z.number().int().min(1).optional(),
+    arrivals: arrivalsSchema,
+    lengths: lengthsSchema,
+    labels: labelsSchema.optional(),
+  })
+  .strict();
+
+const transformsSchema = z
+  .object({
+    window: z
+      .object({ startS: z.number().min(0).default(0), endS: z.number().positive().optional() })
+      .strict()
+      .refine((w) => w.endS === undefined || w.endS > w.startS, { message: 'endS must be > startS', path: ['endS'] })
+      .optional(),
+    compress: z.number().positive().optional(),
+    rateScale: z.number().positive().optional(),
+    rateScaleJitterS: z.number().min(0).default(1),
+    limit: z.number().int().min(1).optional(),
+  })
+  .strict();
+
+export const workloadSchema = z
+  .object({
+    trace: traceRef.optional(),
+    synthetic: syntheticSchema.optional(),
+    transforms: transformsSchema.optional(),
+  })
+  .strict()
+  .refine((w) => (w.trace === undefined) !== (w.synthetic === undefined), {
+    message: 'exactly one of trace or synthetic must be given',
+  });
+
+export type WorkloadSpec = z.output<typeof workloadSchema>;
+export type WorkloadInput = z.input<typeof workloadSchema>;
+
+function openRef(ref: { path: string; format?: (typeof TRACE_FORMATS)[number] | undefined }, baseDir: string) {
+  const path = isAbsolute(ref.path) ? ref.path : resolve(baseDir, ref.path);
+  return openTrace(path, ref.format ?? detectFormat(path));
+}
+
+/**
+ * Builds the workload a scenario describes. Relative paths resolve against `baseDir` (the scenario file's
+ * folder). Randomness: synthetic draws from rng.fork('synthetic'), empirical reservoir sampling from
+ * rng.fork('empirical'), transforms from rng.fork('transforms'). The result is re-iterable and the same on
+ * every pass. Throws a UserError when the workload has no request at all (e.g. a window past the end).
+ */
+export function openWorkload(spec: WorkloadSpec, rng: Rng, baseDir: string): RequestSource {
+  let src: RequestSource;
+  if (spec.trace !== undefined) {
+    src = openRef(spec.trace, baseDir);
+  } else if (spec.synthetic !== undefined) {
+    const s = spec.synthetic;
+    let lengths: LengthModel;
+    switch (s.lengths.kind) {
+      case 'lognormal':
+        lengths = s.lengths;
+        break;
+      case 'empirical':
+        lengths = { kind: 'empirical', pairs: fitEmpirical(openRef(s.lengths, baseDir), { maxPairs: s.lengths.maxPairs, rng: rng.fork('empirical') }) };
+        break;
+      case 'fitted-lognormal':
+        lengths = { kind: 'lognormal', ...fitLognormal(openRef(s.lengths, baseDir)) };
+        break;
+    }
+    src = synthetic({ ...s, lengths }, rng.fork('synthetic'));
+  } else {
+    throw new UserError('workload: expected exactly one of trace or synthetic');
+  }
+  if (spec.transforms !== undefined) src = applyTransforms(src, spec.transforms, rng.fork('transforms'));
+  const it = src[Symbol.iterator]();
+  const first = it.next();
+  it.return?.();
+  if (first.done) throw new UserError('workload: no requests (check the time window and limit)');
+  return src;
+}

@@ -1,0 +1,164 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { openTrace } from '../../../src/workload/index.ts';
+import { UserError } from '../../../src/util/errors.ts';
+import { AZURE_DIR, all, assertConfigError, tempDir } from '../helpers.ts';
+
+const tmp = tempDir();
+after(() => tmp.cleanup());
+const HEADER = 'TIMESTAMP,ContextTokens,GeneratedTokens';
+
+/** An independent reference: the timestamp as BigInt 100 ns ticks through Date.parse of the whole seconds. */
+function refTicks(stamp: string): bigint {
+  const m = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))?$/.exec(stamp)!;
+  const wholeMs = BigInt(Date.parse(`${m[1]}T${m[2]}Z`));
+  return wholeMs * 10_000n + BigInt((m[3] ?? '').padEnd(7, '0'));
+}
+
+test('reads the bundled conv trace: 19,366 rows, exact first and last arrival, every arrival exact', () => {
+  const path = `${AZURE_DIR}AzureLLMInferenceTrace_conv.csv`;
+  const reqs = all(openTrace(path, 'azure'));
+  assert.equal(reqs.length, 19_366);
+  assert.deepEqual(reqs[0], { id: 0, arrivalS: 0, inputTokens: 374, outputTokens: 44 });
+  // 19:14:08.4025270 − 18:15:46.6805900 = 58 min 21.7219370 s
+  assert.deepEqual(reqs.at(-1), { id: 19_365, arrivalS: 3501.721937, inputTokens: 197, outputTokens: 183 });
+  const rows = readFileSync(path, 'utf8').split('\r\n').slice(1);
+  const t0 = refTicks(rows[0]!.split(',')[0]!);
+  rows.forEach((row, i) => {
+    const [stamp, inp, out] = row.split(',');
+    const r = reqs[i]!;
+    assert.equal(r.id, i);
+    assert.equal(r.arrivalS, Number(refTicks(stamp!) - t0) / 1e7, `row ${i + 2}`);
+    assert.equal(r.inputTokens, Number(inp));
+    assert.equal(r.outputTokens, Number(out));
+  });
+});
+
+test('reads the bundled code trace: 8,819 rows, last arrival 3435.948056 s', () => {
+  const reqs = all(openTrace(`${AZURE_DIR}AzureLLMInferenceTrace_code.csv`, 'azure'));
+  assert.equal(reqs.length, 8_819);
+  assert.deepEqual(reqs[0], { id: 0, arrivalS: 0, inputTokens: 4808, outputTokens: 10 });
+  // 19:14:19.9280160 − 18:17:03.9799600 = 57 min 15.9480560 s
+  assert.deepEqual(reqs.at(-1), { id: 8_818, arrivalS: 3435.948056, inputTokens: 549, outputTokens: 173 });
+});
+
+test('gives the same requests for any chunk size, including ones that split lines and CRLF pairs', () => {
+  const text = readFileSync(`${AZURE_DIR}AzureLLMInferenceTrace_code.csv`, 'utf8').split('\r\n').slice(0, 60).join('\r\n');
+  const p = tmp.file('chunks.csv', text);
+  const ref = all(openTrace(p, 'azure'));
+  assert.equal(ref.length, 59);
+  for (const chunkBytes of [1, 2, 3, 7, 37, 38, 39, 100]) assert.deepEqual(all(openTrace(p, 'azure', { chunkBytes })), ref, `chunk ${chunkBytes}`);
+});
+
+test('reads 2024 stamps: +00:00 offsets, with and without fractional seconds, and other offsets', () => {
+  const p = tmp.file(
+    '2024.csv',
+    [
+      HEADER,
+      '2024-05-10 23:59:59.9+00:00,10,2',
+      '2024-05-11 00:00:00+00:00,11,3',
+      '2024-05-11 00:00:00.0174130+00:00,12,4',
+      '2024-05-11 02:00:01+02:00,13,5', // = 00:00:01Z
+      '2024-05-11T00:00:01.5Z,14,6',
+      '2024-05-10 20:00:02-04:00,15,7', // = 00:00:02Z
+    ].join('\n') + '\n',
+  );
+  assert.deepEqual(
+    all(openTrace(p, 'azure')).map((r) => r.arrivalS),
+    [0, 0.1, 0.117413, 1.1, 1.6, 2.1],
+  );
+});
+
+test('keeps equal timestamps and skips blank lines', () => {
+  const p = tmp.file('same.csv', `${HEADER}\n2023-11-16 18:15:46.6805900,1,1\n\n2023-11-16 18:15:46.6805900,2,2\n`);
+  assert.deepEqual(all(openTrace(p, 'azure')).map((r) => [r.id, r.arrivalS]), [[0, 0], [1, 0]]);
+});
+
+test('rejects each bad row with file, line, column, what was expected and the value', () => {
+  const row = (n: number) => `2023-11-16 18:15:${String(40 + n).padStart(2, '0')}.0000000,${n},${n}`;
+  const file = (bad: string, at = 5) => {
+    const lines = [HEADER];
+    for (let i = 1; i < at - 1; i++) lines.push(row(i));
+    lines.push(bad);
+    return tmp.file('bad.csv', lines.join('\r\n'));
+  };
+  // Errors surface while streaming; the first row is also checked when the trace opens.
+  const read = (p: string) => all(openTrace(p, 'azure'));
+  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,374,-5', 21)), 'bad.csv:21 GeneratedTokens: expected an integer ≥ 1, got -5');
+  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,0,5')), 'bad.csv:5 ContextTokens: expected an integer ≥ 1, got 0');
+  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,1.5,5')), 'bad.csv:5 ContextTokens', 'got 1.5');
+  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,12,')), 'bad.csv:5 GeneratedTokens', 'got ""');
+  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,abc,5')), 'bad.csv:5 ContextTokens', 'got "abc"');
+  assertConfigError(() => read(file('2023-11-16 25:15:50.0000000,1,5')), 'bad.csv:5 TIMESTAMP: expected a timestamp', '25:15:50');
+  assertConfigError(() => read(file('2023-02-30 10:15:50,1,5')), 'bad.csv:5 TIMESTAMP', '2023-02-30');
+  assertConfigError(() => read(file('2023-11-16 18:15:50.12345678,1,5')), 'bad.csv:5 TIMESTAMP');
+  assertConfigError(() => read(file('2023-11-16 18:15:50+0000,1,5')), 'bad.csv:5 TIMESTAMP');
+  assertConfigError(() => read(file('yesterday,1,5')), 'bad.csv:5 TIMESTAMP', 'got "yesterday"');
+  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,1,5,9')), 'bad.csv:5 row: expected 3 comma-separated fields');
+  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000;1;5')), 'bad.csv:5 row');
+  assertConfigError(() => read(file('2023-11-16 18:15:40.0000000,1,5')), 'bad.csv:5 TIMESTAMP: expected arrivals in non-decreasing order');
+  assertConfigError(() => openTrace(file('2023-11-16 18:15:40.0000000,1,0', 2), 'azure'), 'bad.csv:2 GeneratedTokens');
+  assertConfigError(() => openTrace(tmp.file('hdr.csv', 'time,in,out\n2023-11-16 18:15:40,1,1'), 'azure'), 'hdr.csv:1 header: expected TIMESTAMP,ContextTokens,GeneratedTokens');
+});
+
+test('a missing file or an empty trace is a UserError naming the path', () => {
+  assert.throws(() => openTrace(`${tmp.dir}/missing.csv`, 'azure'), (e: unknown) => e instanceof UserError && e.message.includes('missing.csv'));
+  for (const text of ['', `${HEADER}\r\n`, `${HEADER}\n\n\n`]) {
+    assert.throws(
+      () => openTrace(tmp.file('empty.csv', text), 'azure'),
+      (e: unknown) => e instanceof UserError && e.message.includes('empty.csv') && e.message.includes('no requests'),
+    );
+  }
+});
+
+test('can be iterated twice with the same result, and an early break closes cleanly', () => {
+  const src = openTrace(`${AZURE_DIR}AzureLLMInferenceTrace_code.csv`, 'azure');
+  let n = 0;
+  for (const _ of src) if (++n === 10) break;
+  const a = all(src);
+  const b = all(src);
+  assert.equal(a.length, 8_819);
+  assert.deepEqual(a, b);
+  assert.equal(src.stats.rows, 8_819);
+});
+
+test('any valid Azure file parses to the exact rows for any chunk size and line ending (property)', async () => {
+  const fc = (await import('fast-check')).default;
+  const row = fc.record({
+    gapTicks: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 9_000_000_000 })),
+    digits: fc.integer({ min: 0, max: 7 }),
+    offset: fc.constantFrom('', '+00:00', 'Z'),
+    input: fc.integer({ min: 1, max: 200_000 }),
+    output: fc.integer({ min: 1, max: 5_000 }),
+  });
+  const pad = (n: number, w: number) => String(n).padStart(w, '0');
+  fc.assert(
+    fc.property(fc.array(row, { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 80 }), fc.constantFrom('\n', '\r\n'), fc.boolean(), (rows, chunkBytes, eol, finalEol) => {
+      let ticks = BigInt(Date.UTC(2024, 4, 10)) * 10_000n;
+      const lines = [HEADER];
+      const want: number[] = [];
+      let first = -1n;
+      for (const r of rows) {
+        // Round the tick count up to what `digits` fractional digits can express (up keeps the order).
+        const unit = 10n ** BigInt(7 - r.digits);
+        ticks += BigInt(r.gapTicks);
+        ticks += (unit - (ticks % unit)) % unit;
+        const d = new Date(Number(ticks / 10_000n));
+        const stamp =
+          `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)} ` +
+          `${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}` +
+          (r.digits > 0 ? '.' + pad(Number(ticks % 10_000_000n), 7).slice(0, r.digits) : '') +
+          r.offset;
+        lines.push(`${stamp},${r.input},${r.output}`);
+        if (first < 0n) first = ticks;
+        want.push(Number(ticks - first) / 1e7);
+      }
+      const p = tmp.file('prop.csv', lines.join(eol) + (finalEol ? eol : ''));
+      const got = all(openTrace(p, 'azure', { chunkBytes }));
+      assert.deepEqual(got.map((g) => g.arrivalS), want);
+      assert.deepEqual(got.map((g) => [g.id, g.inputTokens, g.outputTokens]), rows.map((r, i) => [i, r.input, r.output]));
+    }),
+    { numRuns: 200, seed: 7 },
+  );
+});

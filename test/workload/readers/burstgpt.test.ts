@@ -1,0 +1,40 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { openTrace } from '../../../src/workload/index.ts';
+import { BURSTGPT_SKIP_FAILED } from '../../../src/workload/readers/burstgpt.ts';
+import { all, assertConfigError, tempDir } from '../helpers.ts';
+
+const tmp = tempDir();
+after(() => tmp.cleanup());
+const HEADER = 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type';
+
+test('reads BurstGPT rows relative to the first, with the model label', () => {
+  const p = tmp.file(
+    'b.csv',
+    [HEADER, '5,ChatGPT,472,18,490,Conversation log', '45,ChatGPT,1087,173,1260,Conversation log', '118.5,GPT-4,417,276,693,API log'].join('\r\n'),
+  );
+  assert.deepEqual(all(openTrace(p, 'burstgpt', { chunkBytes: 7 })), [
+    { id: 0, arrivalS: 0, inputTokens: 472, outputTokens: 18, model: 'ChatGPT' },
+    { id: 1, arrivalS: 40, inputTokens: 1087, outputTokens: 173, model: 'ChatGPT' },
+    { id: 2, arrivalS: 113.5, inputTokens: 417, outputTokens: 276, model: 'GPT-4' },
+  ]);
+});
+
+test('skips failed requests (Response tokens 0) and counts them in stats', () => {
+  const p = tmp.file('f.csv', [HEADER, '1,ChatGPT,10,0,10,Conversation log', '2,ChatGPT,10,5,15,Conversation log', '3,GPT-4,10,0,10,API log'].join('\n'));
+  const src = openTrace(p, 'burstgpt');
+  const reqs = all(src);
+  assert.deepEqual(reqs.map((r) => [r.id, r.arrivalS]), [[0, 1]]);
+  assert.deepEqual(src.stats, { rows: 1, skipped: { [BURSTGPT_SKIP_FAILED]: 2 } });
+});
+
+test('rejects bad BurstGPT rows naming line and column', () => {
+  const f = (row: string) => tmp.file('bad.csv', [HEADER, '1,ChatGPT,10,5,15,Conversation log', row].join('\n'));
+  const read = (p: string) => all(openTrace(p, 'burstgpt'));
+  assertConfigError(() => read(f('2,ChatGPT,0,5,5,Conversation log')), 'bad.csv:3 Request tokens: expected an integer ≥ 1, got 0');
+  assertConfigError(() => read(f('2,ChatGPT,10,-5,5,Conversation log')), 'bad.csv:3 Response tokens', 'got -5');
+  assertConfigError(() => read(f('x,ChatGPT,10,5,5,Conversation log')), 'bad.csv:3 Timestamp', 'got "x"');
+  assertConfigError(() => read(f('0,ChatGPT,10,5,5,Conversation log')), 'bad.csv:3 Timestamp: expected arrivals in non-decreasing order');
+  assertConfigError(() => read(f('2,ChatGPT,10,5,Conversation log')), 'bad.csv:3 row: expected 6 comma-separated fields');
+  assertConfigError(() => openTrace(tmp.file('h.csv', 'Timestamp,Model,Request tokens\n1,a,2'), 'burstgpt'), 'h.csv:1 Response tokens');
+});

@@ -1,0 +1,73 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parse } from 'yaml';
+import { Rng } from '../../src/util/rng.ts';
+import { UserError } from '../../src/util/errors.ts';
+import { openWorkload, workloadSchema } from '../../src/workload/schema.ts';
+import { all } from './helpers.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const load = (yaml: string) => workloadSchema.parse(parse(yaml));
+
+test('a trace workload resolves its path against baseDir and applies transforms', () => {
+  const spec = load(`
+trace: { path: data/azure-llm/AzureLLMInferenceTrace_conv.csv, format: azure }
+transforms: { window: { startS: 600, endS: 1200 }, compress: 2, limit: 1000 }
+`);
+  const reqs = all(openWorkload(spec, new Rng(1), ROOT));
+  assert.equal(reqs.length, 1000);
+  assert.ok(reqs.every((r, i) => r.id === i && r.arrivalS >= 0 && r.arrivalS < 300));
+});
+
+test('a trace format may be left out and is detected', () => {
+  const spec = load('trace: { path: data/azure-llm/AzureLLMInferenceTrace_code.csv }');
+  assert.equal(all(openWorkload(spec, new Rng(1), ROOT)).length, 8_819);
+});
+
+test('a synthetic workload with empirical lengths from a trace fills defaults and is deterministic', () => {
+  const spec = load(`
+synthetic:
+  durationS: 60
+  arrivals: { kind: curve, baseRatePerS: 20 }
+  lengths: { kind: empirical, path: data/azure-llm/AzureLLMInferenceTrace_conv.csv, format: azure }
+  labels: { tier: { iw-f: 0.3, iw-n: 0.7 }, region: eu-west }
+transforms: { rateScale: 1.5 }
+`);
+  assert.equal(spec.synthetic?.arrivals.kind === 'curve' && spec.synthetic.arrivals.peakHour, 14);
+  const a = all(openWorkload(spec, new Rng(3), ROOT));
+  assert.deepEqual(all(openWorkload(spec, new Rng(3), ROOT)), a);
+  assert.ok(a.length > 500 && a.every((r) => r.region === 'eu-west' && (r.tier === 'iw-f' || r.tier === 'iw-n')));
+});
+
+test('fitted-lognormal and lognormal lengths and gamma and table arrivals parse and run', () => {
+  for (const yaml of [
+    'synthetic: { durationS: 10, arrivals: { kind: gamma, ratePerS: 5, cv: 2 }, lengths: { kind: fitted-lognormal, path: data/azure-llm/AzureLLMInferenceTrace_code.csv } }',
+    'synthetic: { durationS: 10, arrivals: { kind: table, points: [[0, 1], [5, 20]] }, lengths: { kind: lognormal, input: { mu: 6, sigma: 1 }, output: { mu: 4, sigma: 1, max: 512 } } }',
+  ]) {
+    const reqs = all(openWorkload(load(yaml), new Rng(1), ROOT));
+    assert.ok(reqs.length > 0 && reqs.every((r) => r.inputTokens >= 1 && r.outputTokens >= 1));
+  }
+});
+
+test('the schema rejects unknown keys, both or neither source, and bad values', () => {
+  const bad = [
+    'trace: { path: a.csv, format: azure }\nsynthetic: { durationS: 1, arrivals: { kind: poisson, ratePerS: 1 }, lengths: { kind: lognormal, input: { mu: 1, sigma: 1 }, output: { mu: 1, sigma: 1 } } }',
+    'transforms: { limit: 3 }',
+    'trace: { path: a.csv, format: parquet }',
+    'trace: { path: a.csv, fromat: azure }',
+    'trace: { path: a.csv }\ntransforms: { window: { startS: 10, endS: 5 } }',
+    'trace: { path: a.csv }\ntransforms: { compress: 0 }',
+    'synthetic: { durationS: 1, arrivals: { kind: poisson, ratePerS: -1 }, lengths: { kind: lognormal, input: { mu: 1, sigma: 1 }, output: { mu: 1, sigma: 1 } } }',
+    'synthetic: { durationS: 1, arrivals: { kind: poisson, ratePerS: 1 }, lengths: { kind: lognormal, input: { mu: 1, sigma: 1, min: 9, max: 3 }, output: { mu: 1, sigma: 1 } } }',
+    'synthetic: { durationS: 1, arrivals: { kind: table, points: [[5, 1], [1, 1]] }, lengths: { kind: lognormal, input: { mu: 1, sigma: 1 }, output: { mu: 1, sigma: 1 } } }',
+  ];
+  for (const y of bad) assert.equal(workloadSchema.safeParse(parse(y)).success, false, y);
+});
+
+test('a missing trace file or an empty result is a UserError', () => {
+  assert.throws(() => openWorkload(load('trace: { path: nope.csv, format: azure }'), new Rng(1), ROOT), (e: unknown) => e instanceof UserError && e.message.includes('nope.csv'));
+  assert.throws(
+    () => openWorkload(load('trace: { path: data/azure-llm/AzureLLMInferenceTrace_code.csv, format: azure }\ntransforms: { window: { startS: 99999 } }'), new Rng(1), ROOT),
+    (e: unknown) => e instanceof UserError && e.message.includes('no requests'),
+  );
+});
