@@ -1,9 +1,73 @@
 import type { Command } from 'commander';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { UserError } from '../../util/errors.ts';
+import { loadProfileTable } from '../../perf/profile-table.ts';
+import { calibrate, type CalibrationResult, type ErrorStats } from '../../perf/calibrate.ts';
 
-// Placeholder until the calibrate command lands; it must not be committed as done.
+const BUNDLED_PROFILE = fileURLToPath(new URL('../../../data/profiles/splitwise_perf_model.csv', import.meta.url));
+
+function collectMap(value: string, prev: Record<string, string>): Record<string, string> {
+  const m = /^([^=\s]+)=([^=\s]+)$/.exec(value);
+  if (!m) throw new UserError(`--map: expected PROFILE_MODEL=CATALOG_MODEL, got '${value}'`);
+  return { ...prev, [m[1]!]: m[2]! };
+}
+
+const pct = (s: ErrorStats): string => (s.n === 0 ? '-' : `${s.mape.toFixed(1)}%`);
+
+/** The result as a fixed-width table (one line per key), for stdout. */
+export function formatCalibration(r: CalibrationResult): string {
+  const head = ['key', 'prefill test MAPE', '(n)', 'decode test MAPE', '(n)', 'prefill train', 'decode train'];
+  const rows = r.keys.map((k) => [
+    k.key,
+    pct(k.prefill.test),
+    String(k.prefill.test.n),
+    pct(k.decode.test),
+    String(k.decode.test.n),
+    pct(k.prefill.train),
+    pct(k.decode.train),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const out = [line(head), ...rows.map(line), ''];
+  out.push('fitted factors (per profile hardware):');
+  for (const h of r.hardware) {
+    const e = h.efficiency;
+    out.push(
+      `  ${h.profileHardware} (datasheet ${h.catalogHardware}): compute ${e.compute.toFixed(3)}, memory ${e.memory.toFixed(3)}, ` +
+        `comm ${e.comm.toFixed(3)}, step ${(e.stepOverheadS * 1e3).toFixed(2)} ms, prefill +${(e.prefillOverheadS * 1e3).toFixed(2)} ms, ` +
+        `per seq ${(e.perSeqOverheadS * 1e3).toFixed(3)} ms, all-reduce hop ${(e.allReduceHopLatencyS * 1e6).toFixed(2)} µs`,
+    );
+  }
+  for (const x of r.excluded) {
+    out.push(`excluded ${x.key} ${x.phase} ${x.point}: measured ${(x.measuredS * 1e3).toFixed(0)} ms < datasheet bound ${(x.lowerBoundS * 1e3).toFixed(0)} ms`);
+  }
+  for (const s of r.skipped) out.push(`skipped ${s.key}: ${s.reason}`);
+  return out.join('\n');
+}
+
 export function registerCalibrate(program: Command): void {
-  program.command('calibrate').description('(in progress)').allowUnknownOption().action(() => {
-    throw new UserError('calibrate: not implemented yet');
-  });
+  program
+    .command('calibrate')
+    .description('fit the roofline efficiency factors on part of a profile table and report held-out MAPE')
+    .option('--profile <file>', 'SplitwiseSim-format profile CSV', BUNDLED_PROFILE)
+    .option('--out <dir>', 'folder for calibration.json', 'out/calibrate')
+    .option('--map <key=model>', 'map a profile model key to a catalog model (repeatable)', collectMap, {})
+    .option('--fit-per <what>', "one set of factors per 'hardware' (default) or per 'key' (diagnostic)", 'hardware')
+    .action((opts: { profile: string; out: string; map: Record<string, string>; fitPer: string }) => {
+      if (opts.fitPer !== 'hardware' && opts.fitPer !== 'key') {
+        throw new UserError(`--fit-per: expected 'hardware' or 'key', got '${opts.fitPer}'`);
+      }
+      const table = loadProfileTable(opts.profile);
+      const t0 = performance.now();
+      const result = calibrate(table, { modelMap: opts.map, fitPer: opts.fitPer });
+      process.stderr.write(`calibrated in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+      process.stdout.write(formatCalibration(result) + '\n');
+      mkdirSync(opts.out, { recursive: true });
+      const file = join(opts.out, 'calibration.json');
+      const args = process.argv.slice(2).join(' ');
+      writeFileSync(file, JSON.stringify({ command: `llmfleet ${args}`, ...result }, null, 2) + '\n');
+      process.stdout.write(`wrote ${file}\n`);
+    });
 }

@@ -1,0 +1,43 @@
+// One simulator benchmark case in its own process (so peak RSS is the case's own). Prints one JSON line.
+// Usage: node --import tsx bench/sim-case.ts CASE MODE   (CASE: conv | day | splitwise; MODE: fast | step)
+import { loadScenario } from '../src/scenario/load.ts';
+import { simulate } from '../src/sim/simulator.ts';
+import { summarize } from '../src/metrics/summary.ts';
+
+const [which = 'conv', mode = 'fast'] = process.argv.slice(2) as [string, 'fast' | 'step'];
+const cases: Record<string, () => ReturnType<typeof loadScenario>> = {
+  conv: () => loadScenario({}),
+  splitwise: () => loadScenario({ file: 'scenarios/splitwise-baseline.yaml' }),
+  // One synthetic day: 1,000,000 Poisson arrivals (11.574 req/s) with Azure conv lengths on 40 instances.
+  day: () =>
+    loadScenario({
+      sets: [
+        'workload={synthetic: {durationS: 86400, maxRequests: 1000000, arrivals: {kind: poisson, ratePerS: 11.6}, lengths: {kind: empirical, path: ../data/azure-llm/AzureLLMInferenceTrace_conv.csv, format: azure}}}',
+        'fleet.pools.0.count=40',
+        'fleet.pools.0.model=llama3.1-8b',
+        'fleet.pools.0.hardware=a10g',
+        'routing.policy=least-requests',
+        'output.timelineIntervalS=600',
+      ],
+    }),
+};
+const { scenario, baseDir } = cases[which]!();
+const t0 = performance.now();
+const res = simulate(scenario, baseDir, { mode });
+const wall = (performance.now() - t0) / 1000;
+const s = summarize(res, wall);
+console.log(
+  JSON.stringify({
+    case: which,
+    mode,
+    wallS: wall,
+    requests: s.requests.total,
+    completed: s.requests.completed,
+    events: s.sim.events,
+    iterations: s.engine.iterations,
+    simulatedS: s.sim.simulatedSeconds,
+    maxRssMB: process.resourceUsage().maxRSS / 1024,
+    ttftP99: s.ttft.p99,
+    e2eP50: s.e2e.p50,
+  }),
+);

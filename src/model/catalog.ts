@@ -1,0 +1,172 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { LineCounter, parseDocument, isNode } from 'yaml';
+import { ConfigError } from '../util/errors.ts';
+import { HARDWARE } from './hardware.ts';
+import { MODELS } from './models.ts';
+import type { HardwareSpec, ModelSpec } from './types.ts';
+
+/** The devices and models a run may name: the built-ins plus whatever a user's catalog file adds or overrides. */
+export interface Catalog {
+  readonly hardware: Readonly<Record<string, HardwareSpec>>;
+  readonly models: Readonly<Record<string, ModelSpec>>;
+}
+
+export const BUILTIN_CATALOG: Catalog = { hardware: HARDWARE, models: MODELS };
+
+const positive = z.number().positive().finite();
+const positiveInt = z.number().int().positive();
+
+export const hardwareSpecSchema = z.strictObject({
+  name: z.string().min(1),
+  kind: z.enum(['gpu', 'cpu']),
+  memoryBytes: positive,
+  bf16Flops: positive,
+  memBandwidthBytesPerS: positive,
+  interconnectBytesPerS: positive,
+  priceUsdPerHour: z.number().min(0).finite(),
+  devicesPerNode: positiveInt,
+  source: z.string().optional(),
+});
+
+const modelBase = z.strictObject({
+  name: z.string().min(1),
+  layers: positiveInt,
+  hiddenSize: positiveInt,
+  heads: positiveInt,
+  kvHeads: positiveInt,
+  headDim: positiveInt,
+  intermediateSize: positiveInt,
+  vocabSize: positiveInt,
+  params: positive,
+  activeParams: positive,
+  contextLength: positiveInt,
+  bytesPerParam: positive,
+  source: z.string().optional(),
+});
+export const modelSpecSchema = modelBase
+  .refine((m) => m.kvHeads <= m.heads, { message: 'kvHeads ≤ heads', path: ['kvHeads'] })
+  .refine((m) => m.activeParams <= m.params, { message: 'activeParams ≤ params', path: ['activeParams'] });
+
+// A file entry: every field optional (an override of a known id only names what changes); the merged entry is
+// then checked against the full schema. `name` comes from the key.
+const hardwareEntry = hardwareSpecSchema.omit({ name: true }).partial().strict();
+const modelEntry = modelBase.omit({ name: true }).partial().strict();
+const catalogFileSchema = z.strictObject({
+  hardware: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]*$/), hardwareEntry).optional(),
+  models: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]*$/), modelEntry).optional(),
+});
+
+function lookup<T>(kind: string, table: Readonly<Record<string, T>>, name: string): T {
+  const hit = Object.hasOwn(table, name) ? table[name] : undefined;
+  if (hit === undefined) {
+    const valid = Object.keys(table).sort().join(', ');
+    const err = new ConfigError({ path: kind, expected: `one of ${valid}`, got: name });
+    err.message = `unknown ${kind} '${name}'; valid: ${valid}`;
+    throw err;
+  }
+  return hit;
+}
+
+/** A device by id, e.g. `getHardware('h100-80gb')`; unknown ids throw a ConfigError listing the valid ones. */
+export function getHardware(name: string, catalog: Catalog = BUILTIN_CATALOG): HardwareSpec {
+  return lookup('hardware', catalog.hardware, name);
+}
+
+/** A model by id, e.g. `getModel('llama2-70b')`; unknown ids throw a ConfigError listing the valid ones. */
+export function getModel(name: string, catalog: Catalog = BUILTIN_CATALOG): ModelSpec {
+  return lookup('model', catalog.models, name);
+}
+
+/** Reads a catalog YAML (`hardware:` and/or `models:` maps keyed by id) on top of `base` (built-ins by default). */
+export function loadCatalogFile(path: string, base: Catalog = BUILTIN_CATALOG): Catalog {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError({ source: path, expected: 'a readable catalog YAML file', got: (e as Error).message });
+  }
+  return parseCatalogYaml(text, path, base);
+}
+
+/**
+ * Same as loadCatalogFile on text already read; `source` names it in errors. Example file:
+ * ```yaml
+ * hardware:
+ *   h100-80gb: { priceUsdPerHour: 2.5 }        # override one field of a built-in
+ *   b200: { kind: gpu, memoryBytes: 192e9, bf16Flops: 2.25e15, memBandwidthBytesPerS: 8e12,
+ *           interconnectBytesPerS: 900e9, priceUsdPerHour: 9, devicesPerNode: 8 }
+ * ```
+ */
+export function parseCatalogYaml(text: string, source: string, base: Catalog = BUILTIN_CATALOG): Catalog {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const err = doc.errors[0]!;
+    throw new ConfigError({ source, line: lc.linePos(err.pos[0]).line, expected: 'valid YAML', got: err.message });
+  }
+  const raw = doc.toJS() ?? {};
+  const lineOf = (path: PropertyKey[]): number | undefined => {
+    for (let n = path.length; n > 0; n--) {
+      const node = doc.getIn(path.slice(0, n) as (string | number)[], true);
+      if (isNode(node) && node.range) return lc.linePos(node.range[0]).line;
+    }
+    return undefined;
+  };
+  const parsed = catalogFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const iss = parsed.error.issues[0]!;
+    const p = iss.path as PropertyKey[];
+    throw new ConfigError({
+      source,
+      line: lineOf(iss.code === 'unrecognized_keys' ? [...p, iss.keys[0]!] : p),
+      path: p.map(String).join('.'),
+      expected: describeIssue(iss),
+      got: valueAt(raw, p),
+    });
+  }
+  const hardware: Record<string, HardwareSpec> = { ...base.hardware };
+  const models: Record<string, ModelSpec> = { ...base.models };
+  const merge = <T>(
+    section: 'hardware' | 'models',
+    entries: Record<string, object> | undefined,
+    into: Record<string, T>,
+    schema: z.ZodType<T>,
+  ): void => {
+    for (const [id, entry] of Object.entries(entries ?? {})) {
+      const merged = { ...(Object.hasOwn(into, id) ? into[id] : {}), ...entry, name: id };
+      const r = schema.safeParse(merged);
+      if (!r.success) {
+        const iss = r.error.issues[0]!;
+        const p = [section, id, ...(iss.path as PropertyKey[])];
+        const known = Object.hasOwn(into, id);
+        throw new ConfigError({
+          source,
+          line: lineOf(p),
+          path: p.map(String).join('.'),
+          expected: known ? describeIssue(iss) : `${describeIssue(iss)} (a new ${section} entry needs every field)`,
+          got: valueAt(merged, iss.path as PropertyKey[]),
+        });
+      }
+      into[id] = r.data;
+    }
+  };
+  merge('hardware', parsed.data.hardware, hardware, hardwareSpecSchema as z.ZodType<HardwareSpec>);
+  merge('models', parsed.data.models, models, modelSpecSchema as z.ZodType<ModelSpec>);
+  return { hardware, models };
+}
+
+function describeIssue(iss: z.core.$ZodIssue): string {
+  if (iss.code === 'unrecognized_keys') return `no unknown keys (${iss.keys.join(', ')})`;
+  if (iss.code === 'invalid_type') return iss.expected === 'undefined' ? 'nothing here' : `a ${iss.expected}`;
+  return iss.message;
+}
+
+function valueAt(obj: unknown, path: PropertyKey[]): unknown {
+  let cur: unknown = obj;
+  for (const k of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[k];
+  }
+  return cur;
+}

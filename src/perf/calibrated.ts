@@ -1,0 +1,32 @@
+import type { Efficiency } from './efficiency.ts';
+
+/**
+ * Roofline factors fitted by `llmfleet calibrate` (bundled data/profiles/splitwise_perf_model.csv, alternate grid
+ * points, one set per device over llama2-70b tp 2/4/8 and bloom-176b tp 8), rounded to 3 digits; held-out error
+ * in docs/fidelity/perf.md. test/perf/calibrate.test.ts re-runs the fit and checks these numbers still match.
+ *
+ * They describe the engine SplitwiseSim profiled (≈15–21 ms of fixed cost per iteration and ≈0.3 ms per sequence,
+ * far more than a CUDA-graph vLLM), so a roofline on these devices reproduces that profile's step times. Pass
+ * `perf: { kind: roofline, calibrated: false }` for the generic defaults of efficiency.ts instead.
+ * The power-capped `h100-80gb-pcap` rows are fitted too but have no catalog device, so they are not used here.
+ */
+export const CALIBRATED_EFFICIENCY: Readonly<Record<string, Efficiency>> = {
+  'a100-80gb': {
+    compute: 0.641,
+    memory: 1,
+    comm: 0.194,
+    stepOverheadS: 0.0214,
+    prefillOverheadS: 0.00252,
+    perSeqOverheadS: 0.000354,
+    allReduceHopLatencyS: 6.02e-6,
+  },
+  'h100-80gb': {
+    compute: 0.659,
+    memory: 1,
+    comm: 0.187,
+    stepOverheadS: 0.0149,
+    prefillOverheadS: 0.000995,
+    perSeqOverheadS: 0.00026,
+    allReduceHopLatencyS: 4.21e-6,
+  },
+};

@@ -1,0 +1,78 @@
+import type { HardwareSpec } from '../model/types.ts';
+import { CALIBRATED_EFFICIENCY } from './calibrated.ts';
+
+/**
+ * How far a device falls short of its datasheet in the roofline, plus the fixed costs a roofline cannot see.
+ * compute/memory/comm are fractions of peak FLOP/s, memory bandwidth and interconnect bandwidth.
+ */
+export interface Efficiency {
+  compute: number;
+  memory: number;
+  comm: number;
+  /** Fixed cost of one iteration (scheduling, kernel launches, sampling), seconds. */
+  stepOverheadS: number;
+  /** Extra fixed cost of a step that has a prefill chunk (engines replay CUDA graphs for decode only), seconds. */
+  prefillOverheadS: number;
+  /** Extra cost per sequence in the batch (sampling, bookkeeping), seconds. */
+  perSeqOverheadS: number;
+  /** Latency of one hop of a ring all-reduce (a ring over tp devices has 2(tp − 1) hops), seconds. */
+  allReduceHopLatencyS: number;
+}
+
+/** Plausible defaults for a modern engine (vLLM-like, CUDA graphs) on a device nobody has calibrated. */
+const GPU_NVLINK: Efficiency = {
+  compute: 0.6,
+  memory: 0.8,
+  comm: 0.6,
+  stepOverheadS: 4e-3,
+  prefillOverheadS: 2e-3,
+  perSeqOverheadS: 2e-5,
+  allReduceHopLatencyS: 2e-6,
+};
+const GPU_PCIE: Efficiency = { ...GPU_NVLINK, comm: 0.5, allReduceHopLatencyS: 8e-6 };
+const CPU_AMX: Efficiency = {
+  compute: 0.35,
+  memory: 0.6,
+  comm: 0.5,
+  stepOverheadS: 8e-3,
+  prefillOverheadS: 2e-3,
+  perSeqOverheadS: 1e-4,
+  allReduceHopLatencyS: 2e-5,
+};
+
+/**
+ * Per-hardware defaults before calibration. Calibrated values (CALIBRATED_EFFICIENCY, fitted by
+ * `llmfleet calibrate` on the bundled SplitwiseSim profile) take precedence for the devices they cover.
+ */
+export const DEFAULT_EFFICIENCY: Readonly<Record<string, Efficiency>> = {
+  'a100-40gb': GPU_NVLINK,
+  'a100-80gb': GPU_NVLINK,
+  'h100-80gb': GPU_NVLINK,
+  h200: GPU_NVLINK,
+  mi300x: { ...GPU_NVLINK, compute: 0.45, memory: 0.7 },
+  l4: GPU_PCIE,
+  a10g: GPU_PCIE,
+  a6000: GPU_PCIE,
+  rtx4090: GPU_PCIE,
+  'xeon-amx': CPU_AMX,
+};
+
+/**
+ * Efficiency for a device: calibrated factors when there are some, else its default, else the default of its
+ * kind; then the caller's overrides. `calibrated: false` ignores the calibrated table (the raw defaults).
+ */
+export function efficiencyFor(
+  hw: HardwareSpec,
+  overrides: Partial<Efficiency> = {},
+  opts: { calibrated?: boolean } = {},
+): Efficiency {
+  const base =
+    (opts.calibrated !== false ? CALIBRATED_EFFICIENCY[hw.name] : undefined) ??
+    DEFAULT_EFFICIENCY[hw.name] ??
+    (hw.kind === 'cpu' ? CPU_AMX : GPU_PCIE);
+  const out = { ...base };
+  for (const [k, v] of Object.entries(overrides) as [keyof Efficiency, number | undefined][]) {
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,72 @@
+import { isAbsolute, resolve } from 'node:path';
+import { z } from 'zod';
+import type { Deployment, PerfModel } from './types.ts';
+import { efficiencyFor } from './efficiency.ts';
+import { rooflinePerfModel } from './roofline.ts';
+import { loadProfileTable, profilePerfModel } from './profile-table.ts';
+
+const fraction = z.number().positive().max(1);
+const seconds = z.number().min(0).finite();
+
+export const efficiencySchema = z.strictObject({
+  compute: fraction.optional(),
+  memory: fraction.optional(),
+  comm: fraction.optional(),
+  stepOverheadS: seconds.optional(),
+  prefillOverheadS: seconds.optional(),
+  perSeqOverheadS: seconds.optional(),
+  allReduceHopLatencyS: seconds.optional(),
+});
+
+/**
+ * The scenario's `perf:` section. Roofline (default): per-hardware efficiency factors, calibrated ones where
+ * `llmfleet calibrate` produced them, each overridable here. Profile: a SplitwiseSim-format CSV (path relative to
+ * the scenario file) and the table's key, which defaults to the deployment's model, hardware and tp.
+ */
+export const perfSpecSchema = z
+  .discriminatedUnion('kind', [
+    z.strictObject({
+      kind: z.literal('roofline'),
+      efficiency: efficiencySchema.optional(),
+      /** false: start from the uncalibrated per-hardware defaults. */
+      calibrated: z.boolean().default(true),
+    }),
+    z.strictObject({
+      kind: z.literal('profile'),
+      path: z.string().min(1),
+      model: z.string().min(1).optional(),
+      hardware: z.string().min(1).optional(),
+      tp: z.number().int().positive().optional(),
+    }),
+  ])
+  .default({ kind: 'roofline', calibrated: true });
+
+export type PerfSpec = z.output<typeof perfSpecSchema>;
+
+/** The step-time model of one deployment; `baseDir` resolves a relative profile path (the scenario's folder). */
+export function makePerfModel(spec: PerfSpec, dep: Deployment, baseDir = '.'): PerfModel {
+  switch (spec.kind) {
+    case 'roofline':
+      return rooflinePerfModel(dep, efficiencyFor(dep.hardware, spec.efficiency ?? {}, { calibrated: spec.calibrated }));
+    case 'profile': {
+      const path = isAbsolute(spec.path) ? spec.path : resolve(baseDir, spec.path);
+      const table = loadProfileTable(path);
+      return profilePerfModel(table, {
+        model: spec.model ?? dep.model.name,
+        hardware: spec.hardware ?? dep.hardware.name,
+        tp: spec.tp ?? dep.tp,
+      });
+    }
+    default: {
+      const never: never = spec;
+      throw new Error(`unknown perf kind ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+export { planMemory, kvBytesPerToken, defaultActivationReserveBytes } from './memory.ts';
+export type { MemoryOptions } from './memory.ts';
+export { rooflinePerfModel } from './roofline.ts';
+export { efficiencyFor, DEFAULT_EFFICIENCY } from './efficiency.ts';
+export type { Efficiency } from './efficiency.ts';
+export { loadProfileTable, parseProfileCsv, profilePerfModel, selectRows, profileKeys } from './profile-table.ts';

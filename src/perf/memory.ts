@@ -1,0 +1,85 @@
+import { ConfigError } from '../util/errors.ts';
+import type { ModelSpec } from '../model/types.ts';
+import type { Deployment, MemoryPlan } from './types.ts';
+
+export interface MemoryOptions {
+  /** Fraction of each device's memory the engine may use (weights + activations + KV), as vLLM's flag. */
+  gpuMemoryUtilization?: number;
+  /** Bytes per device kept for activations; default `defaultActivationReserveBytes`. */
+  activationReserveBytes?: number;
+  /** Tokens per KV block. */
+  blockTokens?: number;
+}
+
+export const DEFAULT_GPU_MEMORY_UTILIZATION = 0.9;
+export const DEFAULT_BLOCK_TOKENS = 16;
+
+/**
+ * KV bytes one token adds to the instance: K and V for every layer and KV head. With GQA only kvHeads are stored
+ * (llama2-70b: 2 · 80 · 8 · 128 · 2 B = 327,680 B); with tp > kvHeads each KV head is replicated on tp / kvHeads
+ * devices, as vLLM does, so the instance stores 2 · layers · tp · headDim · bytes instead.
+ */
+export function kvBytesPerToken(model: ModelSpec, tp = 1): number {
+  const storedHeads = Math.max(model.kvHeads, tp);
+  return 2 * model.layers * storedHeads * model.headDim * model.bytesPerParam;
+}
+
+/**
+ * Activation peak per device that vLLM's memory profiling would find, approximated as a prefill of 8,192 batched
+ * tokens × 8 hidden-size-wide bf16 tensors live at once (residual, QKV, MLP intermediate / tp): 0.5 GiB for a 7B,
+ * 1 GiB for a 70B. A rough figure: pass `activationReserveBytes` when you know better.
+ */
+export function defaultActivationReserveBytes(model: ModelSpec): number {
+  return 8192 * model.hiddenSize * model.bytesPerParam * 8;
+}
+
+const GB = 1e9;
+const fmtGb = (b: number): string => `${Math.round(b / GB)} GB`;
+
+/**
+ * Weights and KV capacity of one instance. Weights split evenly over tp · pp devices; every device keeps the
+ * same activation reserve; what is left of `gpuMemoryUtilization × memory` on all devices holds KV (each device
+ * holds its share of layers and heads, so capacity pools across devices). Throws a ConfigError when the model
+ * does not fit or leaves no room for one KV block.
+ */
+export function planMemory(dep: Deployment, opts: MemoryOptions = {}): MemoryPlan {
+  const { model, hardware, tp, pp } = dep;
+  const util = opts.gpuMemoryUtilization ?? DEFAULT_GPU_MEMORY_UTILIZATION;
+  const blockTokens = opts.blockTokens ?? DEFAULT_BLOCK_TOKENS;
+  const reserve = opts.activationReserveBytes ?? defaultActivationReserveBytes(model);
+  if (!(util > 0 && util <= 1)) {
+    throw new ConfigError({ path: 'gpuMemoryUtilization', expected: 'a number in (0, 1]', got: util });
+  }
+  if (!Number.isInteger(blockTokens) || blockTokens < 1) {
+    throw new ConfigError({ path: 'blockTokens', expected: 'a positive integer', got: blockTokens });
+  }
+  if (!(reserve >= 0)) throw new ConfigError({ path: 'activationReserveBytes', expected: 'a number ≥ 0', got: reserve });
+  if (!Number.isInteger(tp) || tp < 1 || !Number.isInteger(pp) || pp < 1) {
+    throw new ConfigError({ path: 'tp/pp', expected: 'positive integers', got: `tp ${tp}, pp ${pp}` });
+  }
+  const devices = tp * pp;
+  const weightsBytes = model.params * model.bytesPerParam;
+  const weightsBytesPerDevice = weightsBytes / devices;
+  const usablePerDevice = hardware.memoryBytes * util;
+  const where = `${devices} × ${hardware.name} at tp ${tp}${pp > 1 ? ` pp ${pp}` : ''}`;
+  if (weightsBytesPerDevice + reserve >= usablePerDevice) {
+    const err = new ConfigError({ path: 'deployment', expected: 'a deployment whose weights fit', got: where });
+    err.message =
+      `${model.name} needs ${fmtGb(weightsBytes)} of weights (+${fmtGb(reserve * devices)} activations); ` +
+      `${where} has ${fmtGb(usablePerDevice * devices)} usable`;
+    throw err;
+  }
+  const kvPerToken = kvBytesPerToken(model, tp);
+  const kvBytes = (usablePerDevice - weightsBytesPerDevice - reserve) * devices;
+  const kvBlocks = Math.floor(kvBytes / kvPerToken / blockTokens);
+  if (kvBlocks < 1) {
+    throw new ConfigError({ path: 'deployment', expected: 'room for at least one KV block', got: where });
+  }
+  return {
+    weightsBytesPerDevice,
+    kvBytesPerToken: kvPerToken,
+    kvCapacityTokens: kvBlocks * blockTokens,
+    kvBlocks,
+    blockTokens,
+  };
+}

@@ -1,0 +1,69 @@
+import { invariant } from '../util/errors.ts';
+import type { BatchShape, DecodeCoeffs, Deployment, PerfModel } from './types.ts';
+import { kvBytesPerToken } from './memory.ts';
+import type { Efficiency } from './efficiency.ts';
+
+/**
+ * Analytic step time of one engine iteration on tp × pp devices. With T = new tokens in the step (prefill tokens
+ * + one per decoding sequence):
+ *
+ * - linear layers: roofline max(2 · activeParams · T / tp FLOP, weight bytes / tp) per device (mixture-of-experts:
+ *   the weight bytes read grow with T as 1 − (1 − active/params)^T of all experts, one expert draw per token);
+ * - attention, run as its own kernels after the linear layers: prefill 4 · layers · heads · headDim FLOP per
+ *   attended (query, key) pair (`prefillAttendTokens`), compute-bound; decode reads each context token's KV once,
+ *   max(FLOP, KV bytes) per context token — both linear in context, so the decode cost is A(k) + B · context;
+ * - tensor parallelism: 2 ring all-reduces per layer of T · hidden · bytes, each 2(tp − 1)/tp · bytes over the
+ *   interconnect plus 2(tp − 1) hop latencies;
+ * - pipeline parallelism: one batch in flight, so an iteration crosses every stage in turn (Σ stage times = the
+ *   same work as one stage holding all layers) plus pp − 1 point-to-point activation transfers. No micro-batch
+ *   overlap: this is the latency of an iteration, not the throughput of a full pipeline;
+ * - a fixed per-step overhead, an extra one for steps with a prefill, and a per-sequence overhead.
+ * Every term is divided by its efficiency factor (Efficiency).
+ */
+export function rooflinePerfModel(dep: Deployment, eff: Efficiency): PerfModel {
+  const { model, hardware, tp, pp } = dep;
+  invariant(tp >= 1 && pp >= 1, 'tp and pp are positive');
+  const flops = hardware.bf16Flops * eff.compute;
+  const bw = hardware.memBandwidthBytesPerS * eff.memory;
+  const link = hardware.interconnectBytesPerS * eff.comm;
+  const bytes = model.bytesPerParam;
+
+  const linearFlopsPerToken = (2 * model.activeParams) / tp;
+  const weightBytesPerDevice = (model.params * bytes) / tp;
+  const activeFraction = model.activeParams / model.params;
+  const dense = activeFraction >= 1;
+  // Seconds per attended (query, key) pair in prefill, and per context token in decode.
+  const attnFlopsPerPair = (4 * model.layers * model.heads * model.headDim) / tp;
+  const prefillAttnPerPairS = attnFlopsPerPair / flops;
+  const decodeAttnPerTokenS = Math.max(attnFlopsPerPair / flops, kvBytesPerToken(model, tp) / tp / bw);
+  // Communication per new token, and its fixed latency per step.
+  const msgBytesPerToken = model.hiddenSize * bytes;
+  const allReduces = tp > 1 ? 2 * model.layers : 0;
+  const ringFactor = (2 * (tp - 1)) / tp;
+  const commPerTokenS = (allReduces * ringFactor * msgBytesPerToken) / link + ((pp - 1) * msgBytesPerToken) / link;
+  const commFixedS = allReduces * 2 * (tp - 1) * eff.allReduceHopLatencyS + (pp - 1) * eff.allReduceHopLatencyS;
+
+  const linearS = (tokens: number): number => {
+    const touched = dense ? 1 : 1 - Math.pow(1 - activeFraction, tokens);
+    return Math.max((linearFlopsPerToken * tokens) / flops, (weightBytesPerDevice * touched) / bw);
+  };
+  // Everything but attention for `tokens` new tokens over `seqs` sequences.
+  const baseS = (tokens: number, seqs: number): number =>
+    eff.stepOverheadS + eff.perSeqOverheadS * seqs + linearS(tokens) + commFixedS + commPerTokenS * tokens;
+
+  return {
+    name: `roofline(${model.name}@${hardware.name} tp${tp}${pp > 1 ? ` pp${pp}` : ''})`,
+    stepTimeS(b: BatchShape): number {
+      const tokens = b.prefillTokens + b.decodeSeqs;
+      return (
+        baseS(tokens, b.prefillSeqs + b.decodeSeqs) +
+        (b.prefillTokens > 0 ? eff.prefillOverheadS : 0) +
+        prefillAttnPerPairS * b.prefillAttendTokens +
+        decodeAttnPerTokenS * b.decodeContextTokens
+      );
+    },
+    decodeStepCoeffs(k: number): DecodeCoeffs {
+      return { baseS: baseS(k, k), perContextTokenS: decodeAttnPerTokenS };
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BUILTIN_CATALOG, getHardware, getModel, loadCatalogFile, parseCatalogYaml } from '../../src/model/catalog.ts';
+import { HARDWARE } from '../../src/model/hardware.ts';
+import { MODELS } from '../../src/model/models.ts';
+import { ConfigError } from '../../src/util/errors.ts';
+
+const HW_IDS = ['a100-40gb', 'a100-80gb', 'h100-80gb', 'h200', 'l4', 'a10g', 'a6000', 'rtx4090', 'mi300x', 'xeon-amx'];
+const MODEL_IDS = [
+  'llama2-7b', 'llama2-13b', 'llama2-70b', 'llama3.1-8b', 'llama3.1-70b', 'llama3.2-1b', 'llama3.2-3b',
+  'mistral-7b', 'mixtral-8x7b', 'opt-30b', 'opt-66b', 'bloom-176b',
+];
+
+test('every required hardware id is in the catalog with its own name and a source note', () => {
+  for (const id of HW_IDS) {
+    const hw = getHardware(id);
+    assert.equal(hw.name, id);
+    assert.ok(hw.source && hw.source.length > 10, id);
+    assert.ok(hw.memoryBytes > 1e10 && hw.bf16Flops > 1e13 && hw.memBandwidthBytesPerS > 1e11, id);
+  }
+  assert.equal(getHardware('xeon-amx').kind, 'cpu');
+  assert.deepEqual(Object.keys(HARDWARE).sort(), [...HW_IDS].sort());
+});
+
+test('every required model is in the catalog and its parameter count matches its architecture within 3 %', () => {
+  for (const id of MODEL_IDS) {
+    const m = getModel(id);
+    assert.equal(m.name, id);
+    assert.ok(m.source, id);
+    assert.equal(m.heads * m.headDim, m.name === 'llama3.2-3b' ? 3072 : m.hiddenSize, id);
+    if (id === 'mixtral-8x7b') continue;
+    // Dense transformer: attention 2·h·(heads+kvHeads)·hd, MLP 3·h·I (gated llama/mistral) or 2·h·I (OPT, BLOOM).
+    const gated = !id.startsWith('opt') && !id.startsWith('bloom');
+    const attn = 2 * m.hiddenSize * (m.heads + m.kvHeads) * m.headDim;
+    const mlp = (gated ? 3 : 2) * m.hiddenSize * m.intermediateSize;
+    const body = m.layers * (attn + mlp);
+    const est = body + m.vocabSize * m.hiddenSize; // embeddings once (tied) … untied adds one more
+    const estUntied = est + m.vocabSize * m.hiddenSize;
+    const ok = [est, estUntied].some((e) => Math.abs(e - m.params) / m.params < 0.03);
+    assert.ok(ok, `${id}: ${m.params} vs ${est}/${estUntied}`);
+  }
+  assert.deepEqual(Object.keys(MODELS).sort(), [...MODEL_IDS].sort());
+});
+
+test('mixtral is a mixture of experts with about 12.9B of 46.7B parameters active', () => {
+  const m = getModel('mixtral-8x7b');
+  assert.ok(Math.abs(m.activeParams - 12.9e9) < 0.1e9);
+  assert.ok(Math.abs(m.params - 46.7e9) < 0.1e9);
+});
+
+test('an unknown id throws a ConfigError that lists the valid ids', () => {
+  assert.throws(() => getHardware('h1000'), (e: unknown) => {
+    assert.ok(e instanceof ConfigError);
+    assert.match(e.message, /^unknown hardware 'h1000'; valid: a100-40gb, a100-80gb, .*xeon-amx$/);
+    return true;
+  });
+  assert.throws(() => getModel('llama9'), /unknown model 'llama9'; valid: .*bloom-176b/);
+  assert.throws(() => getModel('toString'), /unknown model/);
+});
+
+test('a catalog file overrides one field of a built-in and adds new entries', () => {
+  const cat = parseCatalogYaml(
+    [
+      'hardware:',
+      '  h100-80gb: { priceUsdPerHour: 2.5 }',
+      '  b200:',
+      '    kind: gpu',
+      '    memoryBytes: 192e9',
+      '    bf16Flops: 2.25e15',
+      '    memBandwidthBytesPerS: 8e12',
+      '    interconnectBytesPerS: 900e9',
+      '    priceUsdPerHour: 9',
+      '    devicesPerNode: 8',
+      'models:',
+      '  tiny: { layers: 2, hiddenSize: 64, heads: 4, kvHeads: 2, headDim: 16, intermediateSize: 128,',
+      '          vocabSize: 100, params: 1e6, activeParams: 1e6, contextLength: 512, bytesPerParam: 2 }',
+    ].join('\n'),
+    'cat.yaml',
+  );
+  assert.equal(getHardware('h100-80gb', cat).priceUsdPerHour, 2.5);
+  assert.equal(getHardware('h100-80gb', cat).bf16Flops, 989e12);
+  assert.equal(getHardware('b200', cat).memoryBytes, 192e9);
+  assert.equal(getModel('tiny', cat).kvHeads, 2);
+  assert.equal(getModel('llama2-7b', cat).layers, 32);
+  // The built-ins are untouched.
+  assert.equal(getHardware('h100-80gb').priceUsdPerHour, 12.29);
+  assert.throws(() => getHardware('b200', BUILTIN_CATALOG), /unknown hardware 'b200'/);
+});
+
+test('loadCatalogFile reads a file and names it, the line and the field in errors', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'llmfleet-cat-'));
+  const good = join(dir, 'good.yaml');
+  writeFileSync(good, 'models:\n  llama2-7b:\n    contextLength: 8192\n');
+  assert.equal(getModel('llama2-7b', loadCatalogFile(good)).contextLength, 8192);
+
+  const unknownKey = join(dir, 'bad1.yaml');
+  writeFileSync(unknownKey, 'hardware:\n  h100-80gb:\n    priceUsd: 2\n');
+  assert.throws(() => loadCatalogFile(unknownKey), (e: unknown) => {
+    assert.ok(e instanceof ConfigError);
+    assert.match(e.message, /bad1\.yaml:3 hardware\.h100-80gb: expected no unknown keys \(priceUsd\)/);
+    return true;
+  });
+
+  const badValue = join(dir, 'bad2.yaml');
+  writeFileSync(badValue, 'hardware:\n  h100-80gb:\n    memoryBytes: -5\n');
+  assert.throws(() => loadCatalogFile(badValue), /bad2\.yaml:3 hardware\.h100-80gb\.memoryBytes: expected .*got -5/);
+
+  const incomplete = join(dir, 'bad3.yaml');
+  writeFileSync(incomplete, 'hardware:\n  newgpu:\n    kind: gpu\n');
+  assert.throws(() => loadCatalogFile(incomplete), /bad3\.yaml:3 hardware\.newgpu\.memoryBytes: .*needs every field/);
+
+  const kvHeads = join(dir, 'bad4.yaml');
+  writeFileSync(kvHeads, 'models:\n  llama2-7b:\n    kvHeads: 64\n');
+  assert.throws(() => loadCatalogFile(kvHeads), /bad4\.yaml:3 models\.llama2-7b\.kvHeads: expected kvHeads ≤ heads/);
+
+  const notYaml = join(dir, 'bad5.yaml');
+  writeFileSync(notYaml, 'hardware: [\n');
+  assert.throws(() => loadCatalogFile(notYaml), /bad5\.yaml:\d+: expected valid YAML/);
+
+  assert.throws(() => loadCatalogFile(join(dir, 'missing.yaml')), /missing\.yaml: expected a readable catalog YAML/);
+});

@@ -1,0 +1,127 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { getHardware, getModel } from '../../src/model/catalog.ts';
+import { HARDWARE } from '../../src/model/hardware.ts';
+import { MODELS } from '../../src/model/models.ts';
+import { rooflinePerfModel } from '../../src/perf/roofline.ts';
+import { efficiencyFor } from '../../src/perf/efficiency.ts';
+import type { BatchShape, Deployment, PerfModel } from '../../src/perf/types.ts';
+
+const model = (dep: Deployment): PerfModel => rooflinePerfModel(dep, efficiencyFor(dep.hardware));
+const dep = (m: string, h: string, tp = 1, pp = 1): Deployment => ({ model: getModel(m), hardware: getHardware(h), tp, pp });
+
+/** A batch of `n` whole prompts of `len` tokens each (no cached prefix). */
+function prefill(len: number, n = 1): BatchShape {
+  return { prefillTokens: len * n, prefillSeqs: n, prefillAttendTokens: n * len * ((len + 1) / 2), decodeSeqs: 0, decodeContextTokens: 0 };
+}
+
+test('a decode-only step costs exactly baseS + perContextTokenS × context for every model × hardware × tp × pp', () => {
+  const models = Object.keys(MODELS);
+  const hws = Object.keys(HARDWARE);
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...models),
+      fc.constantFrom(...hws),
+      fc.constantFrom(1, 2, 4, 8),
+      fc.constantFrom(1, 2, 4),
+      fc.integer({ min: 1, max: 1024 }),
+      fc.integer({ min: 1, max: 4096 }),
+      (m, h, tp, pp, k, avgCtx) => {
+        const pm = model(dep(m, h, tp, pp));
+        const c = pm.decodeStepCoeffs(k);
+        const ctx = k * avgCtx;
+        const direct = pm.stepTimeS({ prefillTokens: 0, prefillSeqs: 0, prefillAttendTokens: 0, decodeSeqs: k, decodeContextTokens: ctx });
+        assert.equal(direct, c.baseS + c.perContextTokenS * ctx);
+        assert.ok(c.baseS > 0 && c.perContextTokenS > 0 && Number.isFinite(c.baseS));
+        // Linear: the slope does not depend on k.
+        assert.equal(pm.decodeStepCoeffs(k + 1).perContextTokenS, c.perContextTokenS);
+      },
+    ),
+    { numRuns: 400, seed: 42 },
+  );
+});
+
+test('more tokens never make a step faster (prefill length, prefill batch, decode batch, context)', () => {
+  for (const m of Object.keys(MODELS)) {
+    for (const h of Object.keys(HARDWARE)) {
+      const pm = model(dep(m, h, 8));
+      let prev = 0;
+      for (let len = 1; len <= 16384; len *= 2) {
+        const t = pm.stepTimeS(prefill(len));
+        assert.ok(t >= prev, `${m}@${h} prefill ${len}`);
+        prev = t;
+      }
+      prev = 0;
+      for (let k = 1; k <= 1024; k *= 2) {
+        const t = pm.decodeStepCoeffs(k).baseS;
+        assert.ok(t >= prev, `${m}@${h} decode ${k}`);
+        prev = t;
+      }
+      // Adding decodes to a prefill batch costs more.
+      const mixed = { ...prefill(512), decodeSeqs: 32, decodeContextTokens: 32 * 1000 };
+      assert.ok(pm.stepTimeS(mixed) > pm.stepTimeS(prefill(512)));
+    }
+  }
+});
+
+test('long prefills are compute-bound: doubling a 8k prompt more than doubles the step (quadratic attention)', () => {
+  const pm = model(dep('llama3.1-8b', 'h100-80gb'));
+  const t8 = pm.stepTimeS(prefill(8192));
+  const t16 = pm.stepTimeS(prefill(16384));
+  assert.ok(t16 > 2 * t8 - pm.decodeStepCoeffs(1).baseS);
+  assert.ok(pm.stepTimeS(prefill(8192)) > pm.stepTimeS(prefill(1024, 8)), 'one 8k prompt attends more than 8 × 1k');
+});
+
+test('more TP is faster for a 70B model on NVLink, and stops paying for a 1B model on PCIe beyond tp 4', () => {
+  const t = (tp: number, b: BatchShape): number => model(dep('llama2-70b', 'h100-80gb', tp)).stepTimeS(b);
+  const big = prefill(2048);
+  assert.ok(t(2, big) > t(4, big) && t(4, big) > t(8, big));
+  const d = (tp: number): number => model(dep('llama2-70b', 'h100-80gb', tp)).decodeStepCoeffs(16).baseS;
+  assert.ok(d(2) > d(4));
+  // 1B on PCIe: 2.5 GB of weights take < 1 ms at tp 4; the 2·16 all-reduces × 14 hops at tp 8 cost more.
+  const small = (tp: number): number => model(dep('llama3.2-1b', 'rtx4090', tp)).decodeStepCoeffs(8).baseS;
+  assert.ok(small(8) > small(4), `tp 8 ${small(8)} vs tp 4 ${small(4)}`);
+});
+
+test('decode is memory-bound: at small batches its time is close to weights / bandwidth', () => {
+  const d = dep('llama2-70b', 'h100-80gb', 8);
+  const eff = { ...efficiencyFor(d.hardware), stepOverheadS: 0, perSeqOverheadS: 0, allReduceHopLatencyS: 0 };
+  const pm = rooflinePerfModel(d, eff);
+  const weightsS = (68.977e9 * 2) / 8 / (3.35e12 * eff.memory);
+  const base = pm.decodeStepCoeffs(1).baseS;
+  assert.ok(base >= weightsS && base < weightsS * 1.05, `${base} vs ${weightsS}`);
+});
+
+test('a mixture of experts reads only the experts its tokens touch at small batches', () => {
+  const moe = dep('mixtral-8x7b', 'h100-80gb', 2);
+  const dense = { ...moe, model: { ...moe.model, activeParams: moe.model.params } };
+  assert.ok(model(moe).decodeStepCoeffs(1).baseS < model(dense).decodeStepCoeffs(1).baseS);
+  // With many tokens every expert is read: the weight traffic converges to the dense model's.
+  const moeBig = model(moe).decodeStepCoeffs(512).baseS;
+  assert.ok(moeBig <= model(dense).decodeStepCoeffs(512).baseS);
+});
+
+test('pipeline parallelism adds point-to-point transfers to each iteration and never makes one faster', () => {
+  for (const k of [1, 64]) {
+    assert.ok(model(dep('llama2-70b', 'a100-80gb', 4, 2)).decodeStepCoeffs(k).baseS >= model(dep('llama2-70b', 'a100-80gb', 4, 1)).decodeStepCoeffs(k).baseS);
+  }
+});
+
+test('the CPU socket runs the same formulas with its own factors and is slower than an H100', () => {
+  const cpu = model(dep('llama2-7b', 'xeon-amx'));
+  const gpu = model(dep('llama2-7b', 'h100-80gb'));
+  assert.ok(cpu.decodeStepCoeffs(8).baseS > 2 * gpu.decodeStepCoeffs(8).baseS);
+  assert.ok(cpu.stepTimeS(prefill(1024)) > 2 * gpu.stepTimeS(prefill(1024)));
+  assert.match(cpu.name, /xeon-amx/);
+});
+
+test('efficiency overrides change the step time in the expected direction', () => {
+  const d = dep('llama2-13b', 'a100-80gb', 2);
+  const slow = rooflinePerfModel(d, efficiencyFor(d.hardware, { compute: 0.1 }));
+  const fast = rooflinePerfModel(d, efficiencyFor(d.hardware, { compute: 0.9 }));
+  assert.ok(slow.stepTimeS(prefill(4096)) > fast.stepTimeS(prefill(4096)));
+  const noOverhead = rooflinePerfModel(d, efficiencyFor(d.hardware, { stepOverheadS: 0 }));
+  const overhead = rooflinePerfModel(d, efficiencyFor(d.hardware, { stepOverheadS: 0.01 }));
+  assert.ok(Math.abs(overhead.decodeStepCoeffs(4).baseS - noOverhead.decodeStepCoeffs(4).baseS - 0.01) < 1e-12);
+});
