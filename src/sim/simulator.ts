@@ -5,11 +5,9 @@ import { RequestLog } from '../metrics/collector.ts';
 import { BUILTIN_CATALOG, getHardware, getModel, loadCatalogFile, type Catalog } from '../model/catalog.ts';
 import { makePerfModel, planMemory } from '../perf/index.ts';
 import type { PerfModel } from '../perf/types.ts';
-import { routers } from '../policy/routing/registry.ts';
-import type { Router } from '../policy/routing/types.ts';
+import { createRouter } from '../policy/routing/registry.ts';
 import { queueOrders } from '../policy/scheduling/registry.ts';
 import type { Scenario } from '../scenario/schema.ts';
-import { formatPath, describeIssue } from '../util/config-file.ts';
 import { ConfigError, UserError, invariant } from '../util/errors.ts';
 import { Rng } from '../util/rng.ts';
 import { openWorkload } from '../workload/schema.ts';
@@ -88,17 +86,6 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
   });
 }
 
-function makeRouter(sc: Scenario, rng: Rng): Router {
-  const entry = routers[sc.routing.policy];
-  const parsed = entry.options.safeParse(sc.routing.options);
-  if (!parsed.success) {
-    const iss = parsed.error.issues[0]!;
-    const p = iss.code === 'unrecognized_keys' ? [...iss.path, iss.keys[0]!] : iss.path;
-    throw new ConfigError({ path: formatPath(['routing', 'options', ...(p as PropertyKey[])]), expected: describeIssue(iss) });
-  }
-  return entry.make(parsed.data as never, { rng: rng.fork('router') });
-}
-
 /** Runs one scenario to the end (or to `endS`) and returns what was measured. */
 export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimResult {
   const catalog = sc.catalog ? loadCatalogFile(resolve(baseDir, sc.catalog)) : BUILTIN_CATALOG;
@@ -116,7 +103,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     const limit = p.contextLength ?? getModel(p.model, catalog).contextLength;
     contextLimit.set(p.model, Math.max(limit, contextLimit.get(p.model) ?? 0));
   });
-  const router = makeRouter(sc, rng);
+  const router = createRouter(sc.routing.policy, sc.routing.options, { rng: rng.fork('router') });
   const log = new RequestLog();
   const q = new EventQueue();
   const endLimit = sc.endS ?? Infinity;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { routers } from '../../../src/policy/routing/registry.ts';
+import { createRouter, routers, type RouterName } from '../../../src/policy/routing/registry.ts';
 import type { FleetView, InstanceView, RequestView } from '../../../src/policy/types.ts';
 import { Rng } from '../../../src/util/rng.ts';
 
@@ -29,9 +29,9 @@ const fleet = view([
   inst(3, 'a', { outstandingRequests: 2, outstandingTokens: 500, kvUsedFraction: 0.3, pendingTokens: 120, state: 'draining' }),
 ]);
 
-for (const [name, entry] of Object.entries(routers)) {
+for (const name of Object.keys(routers) as RouterName[]) {
   test(`${name}: sends to a ready instance of the request's model, or defers when there is none`, () => {
-    const r = entry.make(entry.options.parse({}) as never, { rng: new Rng(1) });
+    const r = createRouter(name, {}, { rng: new Rng(1) });
     for (let i = 0; i < 20; i++) {
       const d = r.route(req(i), fleet);
       assert.equal(d.kind, 'send');
@@ -42,7 +42,7 @@ for (const [name, entry] of Object.entries(routers)) {
 
   test(`${name}: the same seed gives the same choices`, () => {
     const choices = (seed: number) => {
-      const r = entry.make(entry.options.parse({}) as never, { rng: new Rng(seed) });
+      const r = createRouter(name, {}, { rng: new Rng(seed) });
       return Array.from({ length: 30 }, (_, i) => JSON.stringify(r.route(req(i), fleet)));
     };
     assert.deepEqual(choices(5), choices(5));
@@ -51,7 +51,7 @@ for (const [name, entry] of Object.entries(routers)) {
 
 test('load-aware routers pick the least-loaded instance by their own signal', () => {
   for (const name of ['least-requests', 'jsq', 'least-kv', 'pending-tokens'] as const) {
-    const r = routers[name].make({} as never, { rng: new Rng(1) });
+    const r = createRouter(name, {}, { rng: new Rng(1) });
     const d = r.route(req(0), fleet);
     assert.deepEqual(d.kind === 'send' && d.to, 2, name);
   }
@@ -59,12 +59,12 @@ test('load-aware routers pick the least-loaded instance by their own signal', ()
 
 test('ties go to the lowest id (SplitwiseSim routing rule)', () => {
   const tied = view([inst(4, 'a', { pendingTokens: 7 }), inst(5, 'a', { pendingTokens: 7 })]);
-  const d = routers['pending-tokens'].make({} as never, { rng: new Rng(1) }).route(req(0), tied);
+  const d = createRouter('pending-tokens', {}, { rng: new Rng(1) }).route(req(0), tied);
   assert.deepEqual(d.kind === 'send' && d.to, 4);
 });
 
 test('round-robin visits every candidate in turn', () => {
-  const r = routers['round-robin'].make({} as never, { rng: new Rng(1) });
+  const r = createRouter('round-robin', {}, { rng: new Rng(1) });
   const seen = Array.from({ length: 4 }, (_, i) => {
     const d = r.route(req(i), fleet);
     return d.kind === 'send' ? d.to : -1;
