@@ -117,6 +117,8 @@ export interface LatencyBlock {
   requests: { total: number; completed: number; dropped: number; unfinished: number };
   ttft: Dist;
   tpot: Dist;
+  /** SplitwiseSim's time between tokens: (E2E − TTFT) / output tokens (all of them, unlike TPOT). */
+  tbt: Dist;
   e2e: Dist;
   queue: Dist;
   normalizedE2e: Dist;
@@ -130,6 +132,7 @@ export interface LatencyBlock {
 export function latencyBlock(log: RequestLog, slo: SloTargets, filter: (i: number) => boolean): LatencyBlock {
   const ttft: number[] = [];
   const tpot: number[] = [];
+  const tbt: number[] = [];
   const e2e: number[] = [];
   const queue: number[] = [];
   const norm: number[] = [];
@@ -147,6 +150,7 @@ export function latencyBlock(log: RequestLog, slo: SloTargets, filter: (i: numbe
     const p = log.tpot(i);
     ttft.push(t);
     if (log.output[i]! > 1) tpot.push(p);
+    tbt.push((log.e2e[i]! - t) / log.output[i]!);
     e2e.push(log.e2e[i]!);
     queue.push(log.queue[i]!);
     norm.push(log.e2e[i]! / log.output[i]!);
@@ -161,6 +165,7 @@ export function latencyBlock(log: RequestLog, slo: SloTargets, filter: (i: numbe
     requests: { total, completed: e2e.length, dropped, unfinished: total - e2e.length - dropped },
     ttft: dist(ttft),
     tpot: dist(tpot),
+    tbt: dist(tbt),
     e2e: dist(e2e),
     queue: dist(queue),
     normalizedE2e: dist(norm),

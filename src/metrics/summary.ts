@@ -68,6 +68,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
     requests: { ...all.requests, dropReasons: sortKeys(dropReasons) },
     ttft: all.ttft,
     tpot: all.tpot,
+    tbt: all.tbt,
     e2e: all.e2e,
     queue: all.queue,
     normalizedE2e: all.normalizedE2e,

@@ -6,8 +6,8 @@ import type { Efficiency } from './efficiency.ts';
  * in docs/fidelity/perf.md. test/perf/calibrate.test.ts re-runs the fit and checks these numbers still match.
  *
  * They describe the engine SplitwiseSim profiled (≈15–21 ms of fixed cost per iteration and ≈0.3 ms per sequence,
- * far more than a CUDA-graph vLLM), so a roofline on these devices reproduces that profile's step times. Pass
- * `perf: { kind: roofline, calibrated: false }` for the generic defaults of efficiency.ts instead.
+ * far more than a CUDA-graph vLLM), so a roofline on these devices reproduces that profile's step times. They are
+ * used with `perf: { kind: roofline, calibrated: true }`; the default is the generic factors of efficiency.ts.
  * The power-capped `h100-80gb-pcap` rows are fitted too but have no catalog device, so they are not used here.
  */
 export const CALIBRATED_EFFICIENCY: Readonly<Record<string, Efficiency>> = {

@@ -41,8 +41,8 @@ const CPU_AMX: Efficiency = {
 };
 
 /**
- * Per-hardware defaults before calibration. Calibrated values (CALIBRATED_EFFICIENCY, fitted by
- * `llmfleet calibrate` on the bundled SplitwiseSim profile) take precedence for the devices they cover.
+ * Per-hardware defaults. Calibrated values (CALIBRATED_EFFICIENCY, fitted by `llmfleet calibrate` on the bundled
+ * SplitwiseSim profile) replace them for the devices they cover when a scenario asks for `calibrated: true`.
  */
 export const DEFAULT_EFFICIENCY: Readonly<Record<string, Efficiency>> = {
   'a100-40gb': GPU_NVLINK,
@@ -59,7 +59,7 @@ export const DEFAULT_EFFICIENCY: Readonly<Record<string, Efficiency>> = {
 
 /**
  * Efficiency for a device: calibrated factors when there are some, else its default, else the default of its
- * kind; then the caller's overrides. `calibrated: false` ignores the calibrated table (the raw defaults).
+ * kind; then the caller's overrides. Only `calibrated: true` uses the calibrated table.
  */
 export function efficiencyFor(
   hw: HardwareSpec,
@@ -67,7 +67,7 @@ export function efficiencyFor(
   opts: { calibrated?: boolean } = {},
 ): Efficiency {
   const base =
-    (opts.calibrated !== false ? CALIBRATED_EFFICIENCY[hw.name] : undefined) ??
+    (opts.calibrated === true ? CALIBRATED_EFFICIENCY[hw.name] : undefined) ??
     DEFAULT_EFFICIENCY[hw.name] ??
     (hw.kind === 'cpu' ? CPU_AMX : GPU_PCIE);
   const out = { ...base };

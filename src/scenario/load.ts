@@ -55,10 +55,14 @@ export function loadScenario(input: ScenarioInput): LoadedScenario {
   const sets = input.sets ?? [];
   applyOverrides(raw, sets).forEach((path, i) => overridden.push({ path, flag: `--set ${sets[i]}` }));
   const scenario = validateConfig(doc, scenarioSchema, (p) => {
-    // The most specific override covering the failing path is where the bad value came from.
+    // The most specific override covering the failing path is where the bad value came from; an override
+    // that created the failing field's parent (`--set perf.calibrated=true` without a kind) counts too.
     let best: { path: PropertyKey[]; flag: string } | undefined;
+    const parent = p.slice(0, -1);
     for (const o of overridden) {
-      if (o.path.length <= p.length && o.path.every((k, i) => k === p[i]) && (!best || o.path.length >= best.path.length)) best = o;
+      const covers = o.path.length <= p.length && o.path.every((k, i) => k === p[i]);
+      const sibling = parent.length > 0 && o.path.length > parent.length && parent.every((k, i) => k === o.path[i]) && doc.lineOf(parent) === undefined;
+      if ((covers || sibling) && (!best || o.path.length >= best.path.length)) best = o;
     }
     return best?.flag;
   });

@@ -7,26 +7,36 @@ import { workloadSchema } from '../workload/schema.ts';
 const posInt = z.number().int().positive();
 const seconds = z.number().min(0).finite();
 
-/** Iteration-level batching of one instance. Defaults follow vLLM V1's online-serving defaults. */
-export const engineSchema = z
-  .object({
-    scheduler: z.enum(['vllm', 'splitwise']).default('vllm'),
-    maxNumSeqs: posInt.default(256),
-    maxBatchedTokens: posInt.default(8192),
-    chunkedPrefill: z.boolean().default(true),
-    blockTokens: posInt.default(16),
-    gpuMemoryUtilization: z.number().positive().max(1).default(0.9),
-    /** Bytes per device kept for activations; default from the model (see perf/memory.ts). */
-    activationReserveBytes: z.number().min(0).optional(),
-    /** Fix the KV capacity instead of deriving it from memory (tests, or a measured vLLM log line). */
-    kvBlocks: posInt.optional(),
-    /** Fix the KV capacity in tokens (SplitwiseSim states it this way); rounded down to whole blocks. */
-    kvCapacityTokens: posInt.optional(),
-    queueOrder: z.enum(Object.keys(queueOrders) as [keyof typeof queueOrders]).default('fcfs'),
-  })
-  .strict();
+/** Iteration-level batching of one instance (fields without defaults, so a pool can override a subset). */
+const engineFields = {
+  scheduler: z.enum(['vllm', 'splitwise']),
+  maxNumSeqs: posInt,
+  maxBatchedTokens: posInt,
+  chunkedPrefill: z.boolean(),
+  blockTokens: posInt,
+  gpuMemoryUtilization: z.number().positive().max(1),
+  /** Bytes per device kept for activations; default from the model (see perf/memory.ts). */
+  activationReserveBytes: z.number().min(0),
+  /** Fix the KV capacity instead of deriving it from memory (tests, or a measured vLLM log line). */
+  kvBlocks: posInt,
+  /** Fix the KV capacity in tokens (SplitwiseSim states it this way); rounded down to whole blocks. */
+  kvCapacityTokens: posInt,
+  queueOrder: z.enum(Object.keys(queueOrders) as [keyof typeof queueOrders]),
+};
 
-const engineOverrideSchema = engineSchema.partial().strict();
+/** Defaults follow vLLM V1's online-serving defaults. */
+export const ENGINE_DEFAULTS = {
+  scheduler: 'vllm',
+  maxNumSeqs: 256,
+  maxBatchedTokens: 8192,
+  chunkedPrefill: true,
+  blockTokens: 16,
+  gpuMemoryUtilization: 0.9,
+  queueOrder: 'fcfs',
+} as const;
+
+const engineOverrideSchema = z.object(engineFields).partial().strict();
+export const engineSchema = engineOverrideSchema.transform((e) => ({ ...ENGINE_DEFAULTS, ...e }));
 
 export const poolSchema = z
   .object({
@@ -40,7 +50,8 @@ export const poolSchema = z
     count: z.number().int().min(0),
     /** Longest prompt + output the pool accepts; default the model's context length. */
     contextLength: posInt.optional(),
-    perf: perfSpecSchema.optional(),
+    // Without the default: an absent pool `perf` must fall back to the scenario's top-level one.
+    perf: perfSpecSchema.unwrap().optional(),
     engine: engineOverrideSchema.optional(),
   })
   .strict();
@@ -74,7 +85,7 @@ export const scenarioSchema = z
           .default({ vmAcquireS: 120, modelLoadS: 60 }),
       })
       .strict(),
-    engine: engineSchema.default(engineSchema.parse({})),
+    engine: engineSchema.default({ ...ENGINE_DEFAULTS }),
     perf: perfSpecSchema,
     routing: z
       .object({

@@ -78,8 +78,12 @@ export function describeIssue(iss: z.core.$ZodIssue): string {
       return `no unknown key here (found ${iss.keys.map((k) => `'${k}'`).join(', ')})`;
     case 'invalid_value':
       return `one of ${iss.values.map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'invalid_union':
+    case 'invalid_union': {
+      // zod reports a bad discriminator as "Invalid discriminator value. Expected 'a' | 'b'".
+      const m = /Expected (.+)$/.exec(iss.message ?? '');
+      if (m && iss.message.includes('discriminator')) return `one of ${m[1]!.replaceAll(' | ', ', ')}`;
       return iss.message && !iss.message.startsWith('Invalid input') ? iss.message : 'one of the allowed shapes';
+    }
     case 'invalid_type':
       return iss.expected === 'undefined' ? 'no value' : `a value of type ${iss.expected}`;
     case 'too_small':

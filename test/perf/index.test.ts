@@ -7,9 +7,9 @@ import type { Deployment } from '../../src/perf/types.ts';
 
 const dep: Deployment = { model: getModel('llama2-70b'), hardware: getHardware('h100-80gb'), tp: 8, pp: 1 };
 
-test('an absent perf section means the roofline with calibrated factors', () => {
+test('an absent perf section means the roofline with the generic (uncalibrated) factors', () => {
   const spec = perfSpecSchema.parse(undefined);
-  assert.deepEqual(spec, { kind: 'roofline', calibrated: true });
+  assert.deepEqual(spec, { kind: 'roofline', calibrated: false });
   const pm = makePerfModel(spec, dep);
   assert.match(pm.name, /^roofline\(llama2-70b@h100-80gb tp8\)$/);
   assert.ok(pm.decodeStepCoeffs(1).baseS > 0);

@@ -89,3 +89,17 @@ test('per-tier blocks appear when requests carry tiers, with per-tier SLO target
   assert.equal(s.tiers!.niw!.slo.ttftS, 3600);
   assert.equal(s.tiers!['iw-f']!.requests.total + s.tiers!.niw!.requests.total, s.requests.total);
 });
+
+test('a pool override replaces only the fields it names; the rest come from the top-level sections', () => {
+  const sc = scenarioSchema.parse({
+    workload: { trace: { path: 'x.csv', format: 'csv' } },
+    engine: { maxNumSeqs: 7, scheduler: 'splitwise' },
+    perf: { kind: 'roofline', calibrated: true },
+    fleet: { pools: [{ model: 'llama3.1-8b', hardware: 'h100-80gb', count: 1, engine: { kvBlocks: 5 } }] },
+  });
+  const pool = sc.fleet.pools[0]!;
+  assert.deepEqual(pool.engine, { kvBlocks: 5 });
+  assert.equal(pool.perf, undefined);
+  assert.equal(sc.engine.maxNumSeqs, 7);
+  assert.equal(sc.engine.maxBatchedTokens, 8192);
+});
