@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { perfSpecSchema } from '../perf/index.ts';
 import { ROUTER_NAMES } from '../policy/routing/registry.ts';
+import { SCALER_NAMES } from '../policy/scaling/registry.ts';
 import { queueOrders } from '../policy/scheduling/registry.ts';
 import { workloadSchema } from '../workload/schema.ts';
 
@@ -48,6 +49,9 @@ export const poolSchema = z
     region: z.string().default(''),
     /** Instances ready at t = 0. */
     count: z.number().int().min(0),
+    /** Bounds the scaling governor keeps the pool in (ready + provisioning instances). */
+    minCount: z.number().int().min(0).default(0),
+    maxCount: z.number().int().min(0).default(1_000_000),
     /** Longest prompt + output the pool accepts; default the model's context length. */
     contextLength: posInt.optional(),
     // Without the default: an absent pool `perf` must fall back to the scenario's top-level one.
@@ -96,12 +100,22 @@ export const scenarioSchema = z
       .default({ policy: 'round-robin', options: {} }),
     scaling: z
       .object({
-        /** `none`: the fleet stays as configured; `scheduled`: the listed add/drain actions at fixed times. */
-        policy: z.enum(['none', 'scheduled']).default('none'),
+        /**
+         * A registered scaling policy, run every `intervalS` (`none`: the fleet stays as configured).
+         * `scheduled` runs no policy, only `actions` (which any policy may be given as well).
+         */
+        policy: z.enum([...SCALER_NAMES, 'scheduled']).default('none'),
+        intervalS: z.number().positive().default(60),
+        options: z.record(z.string(), z.unknown()).default({}),
+        /** Fixed add/drain actions at fixed times (experiments, tests). */
         actions: z.array(scheduledActionSchema).default([]),
+        /** Enforced outside the policy (see policy/scaling/governor.ts). */
+        upCooldownS: seconds.default(0),
+        downCooldownS: seconds.default(300),
+        maxStep: posInt.default(1_000_000),
       })
       .strict()
-      .default({ policy: 'none', actions: [] }),
+      .default({ policy: 'none', intervalS: 60, options: {}, actions: [], upCooldownS: 0, downCooldownS: 300, maxStep: 1_000_000 }),
     slo: sloSchema
       .extend({ tiers: z.record(z.string(), sloSchema.partial()).default({}) })
       .default({ ttftS: 2, tpotS: 0.2, tiers: {} }),

@@ -9,14 +9,16 @@ export type SimEvent =
   | { kind: 'arrival'; t: number; seq: number }
   | { kind: 'boundary'; t: number; seq: number; instance: number; gen: number }
   | { kind: 'sample'; t: number; seq: number }
-  | { kind: 'control'; t: number; seq: number };
+  | { kind: 'control'; t: number; seq: number }
+  | { kind: 'scale'; t: number; seq: number };
 
 export const KIND_RANK: Record<SimEvent['kind'], number> = {
   ready: 0, // a new instance is routable from its ready time on
   arrival: 1, // arrivals at t join a boundary at t
   boundary: 2, // iteration boundaries at t before anyone samples t
   sample: 3, // the timeline sees all state changes at t
-  control: 4, // scalers act on the state the timeline recorded
+  control: 4, // scheduled fleet actions act on the state the timeline recorded
+  scale: 5, // a scaling policy sees the scheduled actions of the same instant
 };
 
 /** Binary min-heap of events; `seq` makes order total and deterministic. */

@@ -6,6 +6,9 @@ import { BUILTIN_CATALOG, getHardware, getModel, loadCatalogFile, type Catalog }
 import { makePerfModel, planMemory } from '../perf/index.ts';
 import type { PerfModel } from '../perf/types.ts';
 import { createRouter } from '../policy/routing/registry.ts';
+import { Governor } from '../policy/scaling/governor.ts';
+import { createScaler } from '../policy/scaling/registry.ts';
+import type { PoolStatus } from '../policy/scaling/types.ts';
 import { queueOrders } from '../policy/scheduling/registry.ts';
 import type { Scenario } from '../scenario/schema.ts';
 import { ConfigError, UserError, invariant } from '../util/errors.ts';
@@ -104,6 +107,10 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     contextLimit.set(p.model, Math.max(limit, contextLimit.get(p.model) ?? 0));
   });
   const router = createRouter(sc.routing.policy, sc.routing.options, { rng: rng.fork('router') });
+  const scaling = sc.scaling;
+  const scaler = scaling.policy === 'none' || scaling.policy === 'scheduled' ? null : createScaler(scaling.policy, scaling.options, { rng: rng.fork('scaler') });
+  const governor = new Governor({ upCooldownS: scaling.upCooldownS, downCooldownS: scaling.downCooldownS, maxStep: scaling.maxStep });
+  const arrivalsByModel = new Map<string, { requests: number; inputTokens: number; predictedOutputTokens: number }>();
   const log = new RequestLog();
   const q = new EventQueue();
   const endLimit = sc.endS ?? Infinity;
@@ -180,7 +187,8 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
 
   const actions = [...sc.scaling.actions].sort((a, b) => a.atS - b.atS);
   let nextAction = 0;
-  if (sc.scaling.policy === 'scheduled' && actions.length > 0) q.push({ kind: 'control', t: actions[0]!.atS });
+  if (actions.length > 0) q.push({ kind: 'control', t: actions[0]!.atS });
+  if (scaler) q.push({ kind: 'scale', t: scaling.intervalS });
   q.push({ kind: 'sample', t: 0 });
 
   let now = 0;
@@ -202,6 +210,12 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         inflight++;
         log.arrive(r);
         timeline.arrived++;
+        const a = arrivalsByModel.get(r.model);
+        if (a) {
+          a.requests++;
+          a.inputTokens += r.inputTokens;
+          a.predictedOutputTokens += r.predictedOutputTokens;
+        } else arrivalsByModel.set(r.model, { requests: 1, inputTokens: r.inputTokens, predictedOutputTokens: r.predictedOutputTokens });
         const limit = contextLimit.get(r.model);
         if (limit === undefined) drop(r, 'unknown-model');
         else if (r.inputTokens + r.outputTokens > limit) drop(r, 'context-length');
@@ -243,6 +257,21 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         if (nextAction < actions.length) q.push({ kind: 'control', t: actions[nextAction]!.atS });
         break;
       }
+      case 'scale': {
+        fleet.now = now;
+        const status = poolStatus(fleet, pools, sc, now);
+        const wanted = scaler!.decide({ now, intervalS: scaling.intervalS, pools: status, arrivals: arrivalsByModel, view: fleet });
+        for (const a of governor.apply(wanted, status, now)) {
+          if (a.kind === 'hold') continue;
+          const pool = poolByName.get(a.pool);
+          invariant(pool !== undefined, `scaler ${scaler!.name} named an unknown pool ${a.pool}`);
+          if (a.kind === 'add') for (let i = 0; i < a.count; i++) startInstance(pool, now);
+          else drainNewest(fleet, pool.name, a.count, now);
+        }
+        arrivalsByModel.clear();
+        if (workLeft()) q.push({ kind: 'scale', t: now + scaling.intervalS });
+        break;
+      }
       default: {
         const never: never = ev;
         throw new Error(`unknown event ${JSON.stringify(never)}`);
@@ -261,6 +290,36 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     preemptions += inst.engine.preemptions;
   }
   return { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions };
+}
+
+/** The per-pool snapshot a scaling policy reads at a tick. */
+function poolStatus(fleet: Fleet, pools: readonly PoolRuntime[], sc: Scenario, now: number): PoolStatus[] {
+  return pools.map((p, i) => {
+    const spec = sc.fleet.pools[i]!;
+    let provisioning = 0;
+    let ready = 0;
+    let draining = 0;
+    let kv = 0;
+    let outstanding = 0;
+    let waiting = 0;
+    for (const inst of fleet.instances) {
+      if (inst.poolRt !== p) continue;
+      if (inst.state === 'provisioning') provisioning++;
+      else if (inst.state === 'draining') draining++;
+      else if (inst.state === 'ready') {
+        ready++;
+        inst.engine.sync(now, true);
+        kv += inst.kvUsedFraction;
+        outstanding += inst.outstandingRequests;
+        waiting += inst.numWaiting;
+      }
+    }
+    return {
+      name: p.name, model: p.model, hardware: p.hardware, region: p.region, tp: p.tp, pp: p.pp,
+      provisioning, ready, draining, minCount: spec.minCount, maxCount: spec.maxCount,
+      kvUtilization: ready ? kv / ready : 0, outstandingRequests: outstanding, waiting,
+    };
+  });
 }
 
 /** Drains the `count` most recently added ready instances of a pool. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { summarize } from '../../src/metrics/summary.ts';
 import { scenarioSchema } from '../../src/scenario/schema.ts';
 import { simulate } from '../../src/sim/simulator.ts';
-import { run, scenarioFor, writeTrace, type Req } from '../helpers/sim.ts';
+import { outcomes, run, scenarioFor, writeTrace, type Req } from '../helpers/sim.ts';
 
 const steady = (n: number, gap: number, inTok = 300, outTok = 50): Req[] => Array.from({ length: n }, (_, i) => ({ t: i * gap, in: inTok, out: outTok }));
 
@@ -102,4 +102,28 @@ test('a pool override replaces only the fields it names; the rest come from the 
   assert.equal(pool.perf, undefined);
   assert.equal(sc.engine.maxNumSeqs, 7);
   assert.equal(sc.engine.maxBatchedTokens, 8192);
+});
+
+test('the reactive scaler adds instances under KV pressure (after provisioning) and removes them when load falls', () => {
+  // A burst of long requests on one small-KV instance, then quiet.
+  const reqs: Req[] = [];
+  for (let i = 0; i < 300; i++) reqs.push({ t: i * 0.2, in: 400, out: 300 });
+  reqs.push({ t: 3000, in: 10, out: 2 });
+  const sc = scenarioFor(writeTrace(reqs), {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 1, minCount: 1, maxCount: 3 }], provisioning: { vmAcquireS: 20, modelLoadS: 10 } },
+    engine: { kvBlocks: 400 },
+    scaling: { policy: 'reactive', intervalS: 10, downCooldownS: 60 },
+  });
+  const res = run(sc, 'fast');
+  const s = summarize(res, 0);
+  assert.equal(s.requests.completed, 301);
+  assert.equal(res.fleet.instances.length, 3, 'scaled up to maxCount');
+  for (const inst of res.fleet.instances.slice(1)) {
+    assert.equal(inst.readyS - inst.createdS, 30, 'provisioning delay');
+    assert.equal(inst.state, 'stopped', 'scaled back in when the burst was over');
+  }
+  assert.ok(s.fleet.wastedGpuHours > 0);
+  // Fast and step modes agree with a scaler in the loop.
+  const step = run(sc, 'step');
+  assert.deepEqual(outcomes(res), outcomes(step));
 });

@@ -7,8 +7,7 @@ import { random } from './random.ts';
 import { roundRobin } from './round-robin.ts';
 import type { PolicyContext } from '../types.ts';
 import type { Router, RouterEntry } from './types.ts';
-import { describeIssue, formatPath } from '../../util/config-file.ts';
-import { ConfigError } from '../../util/errors.ts';
+import { parsePolicyOptions } from '../options.ts';
 
 /** Routers by registered name: the scenario's `routing.policy` picks one, and its error lists these keys. */
 export const routers = {
@@ -27,11 +26,5 @@ export const ROUTER_NAMES = Object.keys(routers) as [RouterName, ...RouterName[]
 /** Builds a router by name, validating its options; a bad option is a ConfigError naming `routing.options.<key>`. */
 export function createRouter(name: RouterName, options: unknown, ctx: PolicyContext): Router {
   const entry: RouterEntry = routers[name];
-  const parsed = entry.options.safeParse(options ?? {});
-  if (!parsed.success) {
-    const iss = parsed.error.issues[0]!;
-    const p = iss.code === 'unrecognized_keys' ? [...iss.path, iss.keys[0]!] : iss.path;
-    throw new ConfigError({ path: formatPath(['routing', 'options', ...(p as PropertyKey[])]), expected: describeIssue(iss) });
-  }
-  return entry.make(parsed.data, ctx);
+  return entry.make(parsePolicyOptions(entry.options, options, ['routing', 'options']), ctx);
 }

@@ -1,0 +1,55 @@
+import type { PoolStatus, ScaleAction } from './types.ts';
+
+export interface GovernorLimits {
+  /** Seconds after a scale-up of a pool before it may scale up again. */
+  upCooldownS: number;
+  /** Seconds after any change of a pool before it may scale down (Knative's scale-down delay). */
+  downCooldownS: number;
+  /** Most instances added or removed per pool per tick. */
+  maxStep: number;
+}
+
+/**
+ * Enforces bounds, cooldowns and rate limits outside every scaler, so a policy can be written as a pure
+ * "what would I like" and the same limits hold in simulation and live. State: last change times per pool.
+ */
+export class Governor {
+  private readonly lastUp = new Map<string, number>();
+  private readonly lastChange = new Map<string, number>();
+
+  constructor(readonly limits: GovernorLimits) {}
+
+  /** Returns the actions to apply (add/remove only), clamped; `hold`s and vetoed requests are dropped. */
+  apply(actions: readonly ScaleAction[], pools: readonly PoolStatus[], now: number): ScaleAction[] {
+    const byName = new Map(pools.map((p) => [p.name, p]));
+    const net = new Map<string, number>();
+    for (const a of actions) {
+      if (a.kind === 'hold') continue;
+      net.set(a.pool, (net.get(a.pool) ?? 0) + (a.kind === 'add' ? a.count : -a.count));
+    }
+    const out: ScaleAction[] = [];
+    for (const [pool, delta0] of [...net.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const p = byName.get(pool);
+      if (!p || delta0 === 0) continue;
+      const current = p.provisioning + p.ready;
+      let delta = Math.max(-this.limits.maxStep, Math.min(this.limits.maxStep, delta0));
+      delta = Math.max(p.minCount - current, Math.min(p.maxCount - current, delta));
+      if (delta > 0 && now - (this.lastUp.get(pool) ?? -Infinity) < this.limits.upCooldownS) continue;
+      if (delta < 0 && now - (this.lastChange.get(pool) ?? -Infinity) < this.limits.downCooldownS) continue;
+      if (delta === 0) continue;
+      if (delta > 0) this.lastUp.set(pool, now);
+      this.lastChange.set(pool, now);
+      out.push(delta > 0 ? { kind: 'add', pool, count: delta, reason: 'governed' } : { kind: 'remove', pool, count: -delta, reason: 'governed' });
+    }
+    // Pools below their minimum are topped up even without a request.
+    for (const p of pools) {
+      const current = p.provisioning + p.ready;
+      if (current < p.minCount && !out.some((a) => a.kind !== 'hold' && a.pool === p.name)) {
+        out.push({ kind: 'add', pool: p.name, count: p.minCount - current, reason: 'below-min' });
+        this.lastUp.set(p.name, now);
+        this.lastChange.set(p.name, now);
+      }
+    }
+    return out;
+  }
+}

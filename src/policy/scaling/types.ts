@@ -1,0 +1,58 @@
+import type { z } from 'zod';
+import type { FleetView, PolicyContext } from '../types.ts';
+
+/** What a scaler asks for. "No change" is a value (`hold`), never an exception. */
+export type ScaleAction =
+  | { kind: 'add'; pool: string; count: number; reason: string }
+  | { kind: 'remove'; pool: string; count: number; reason: string }
+  | { kind: 'hold'; reason: string };
+
+/** One pool at a control tick. */
+export interface PoolStatus {
+  readonly name: string;
+  readonly model: string;
+  readonly hardware: string;
+  readonly region: string;
+  readonly tp: number;
+  readonly pp: number;
+  readonly provisioning: number;
+  readonly ready: number;
+  readonly draining: number;
+  readonly minCount: number;
+  readonly maxCount: number;
+  /** Mean KV utilisation over the pool's ready instances (0 when none). */
+  readonly kvUtilization: number;
+  readonly outstandingRequests: number;
+  readonly waiting: number;
+}
+
+/** Arrivals per model over the last control interval (inputs known at arrival, outputs as predicted). */
+export interface ArrivalStats {
+  readonly requests: number;
+  readonly inputTokens: number;
+  readonly predictedOutputTokens: number;
+}
+
+/** Everything a scaler may read at a tick; `now` is handed in, never read from a clock. */
+export interface ScalingSignals {
+  readonly now: number;
+  readonly intervalS: number;
+  readonly pools: readonly PoolStatus[];
+  readonly arrivals: ReadonlyMap<string, ArrivalStats>;
+  readonly view: FleetView;
+}
+
+export interface Scaler {
+  readonly name: string;
+  decide(signals: ScalingSignals): ScaleAction[];
+}
+
+export interface ScalerEntry<S extends z.ZodType = z.ZodType> {
+  options: S;
+  make(opts: z.infer<S>, ctx: PolicyContext): Scaler;
+}
+
+/** Declares a scaler so its `make` sees its own options' type. */
+export function defineScaler<S extends z.ZodType>(entry: ScalerEntry<S>): ScalerEntry<S> {
+  return entry;
+}
