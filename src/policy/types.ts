@@ -31,6 +31,22 @@ export interface InstanceView {
   readonly outstandingTokens: number;
   /** SplitwiseSim's load metric: each unfinished request counts prompt + 1 until its prefill ends, then 1. */
   readonly pendingTokens: number;
+  /** KV capacity of the instance in tokens. */
+  readonly kvCapacityTokens: number;
+  /** Running requests (admission order) then waiting ones (queue order), current at `FleetView.now`. */
+  requests(): readonly RequestProgress[];
+}
+
+/** A request on an instance as policies see it: progress and the predicted (never the true) length. */
+export interface RequestProgress extends RequestView {
+  /** 'running' (admitted) or 'waiting'. */
+  readonly status: string;
+  readonly generated: number;
+  /** Tokens whose KV is stored. */
+  readonly kvTokens: number;
+  /** Prompt (or recompute) tokens still to prefill. */
+  readonly prefillTarget: number;
+  readonly prefilled: number;
 }
 
 /** The fleet as policies see it. `routable(model)` lists ready instances serving the model, by id. */

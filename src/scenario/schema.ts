@@ -4,6 +4,7 @@ import { ROUTER_NAMES } from '../policy/routing/registry.ts';
 import { SCALER_NAMES } from '../policy/scaling/registry.ts';
 import { queueOrders } from '../policy/scheduling/registry.ts';
 import { workloadSchema } from '../workload/schema.ts';
+import { lengthPredictors, type LengthPredictorName } from '../forecast/length/registry.ts';
 
 const posInt = z.number().int().positive();
 const seconds = z.number().min(0).finite();
@@ -116,6 +117,17 @@ export const scenarioSchema = z
       })
       .strict()
       .default({ policy: 'none', intervalS: 60, options: {}, actions: [], upCooldownS: 0, downCooldownS: 300, maxStep: 1_000_000 }),
+    /** Output-length prediction policies see (`predictedOutputTokens`); the engine always uses the true length. */
+    prediction: z
+      .object({
+        /** A predictor name, or PreServe's experiment names: `noisy` (= noisy-oracle), `learned` (= online-regressor). */
+        length: z
+          .enum([...(Object.keys(lengthPredictors) as LengthPredictorName[]), 'noisy', 'learned'])
+          .default('oracle')
+          .transform((n): LengthPredictorName => (n === 'noisy' ? 'noisy-oracle' : n === 'learned' ? 'online-regressor' : n)),
+      })
+      .strict()
+      .default({ length: 'oracle' }),
     slo: sloSchema
       .extend({ tiers: z.record(z.string(), sloSchema.partial()).default({}) })
       .default({ ttftS: 2, tpotS: 0.2, tiers: {} }),

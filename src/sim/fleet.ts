@@ -1,6 +1,6 @@
 import { Engine, type EngineConfig, type EngineListener } from '../engine/engine.ts';
 import type { PerfModel } from '../perf/types.ts';
-import type { FleetView, InstanceState, InstanceView } from '../policy/types.ts';
+import type { FleetView, InstanceState, InstanceView, RequestProgress } from '../policy/types.ts';
 import type { QueueOrderFactory } from '../policy/scheduling/types.ts';
 
 /** Everything needed to start instances of one pool (resolved from the scenario once). */
@@ -80,6 +80,15 @@ export class Instance implements InstanceView {
   get outstandingTokens(): number {
     this.engine.sync(this.fleet.now, false);
     return this.engine.outstandingTokens();
+  }
+  get kvCapacityTokens(): number {
+    return this.engine.cfg.kvBlocks * this.engine.cfg.blockTokens;
+  }
+  requests(): readonly RequestProgress[] {
+    this.engine.sync(this.fleet.now, false);
+    const out: RequestProgress[] = [...this.engine.running];
+    this.engine.waiting.forEach((r) => out.push(r));
+    return out;
   }
   get pendingTokens(): number {
     // Only prefill progress matters here, and prefill never advances inside a fast-forwarded decode run.

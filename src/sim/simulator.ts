@@ -12,7 +12,8 @@ import type { PoolStatus } from '../policy/scaling/types.ts';
 import { queueOrders } from '../policy/scheduling/registry.ts';
 import type { Scenario } from '../scenario/schema.ts';
 import { ConfigError, UserError, invariant } from '../util/errors.ts';
-import { Rng } from '../util/rng.ts';
+import { Rng, hash32 } from '../util/rng.ts';
+import { lengthPredictors } from '../forecast/length/registry.ts';
 import { openWorkload } from '../workload/schema.ts';
 import type { TraceRequest } from '../workload/types.ts';
 import { EventQueue } from './event-queue.ts';
@@ -110,7 +111,9 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   const scaling = sc.scaling;
   const scaler = scaling.policy === 'none' || scaling.policy === 'scheduled' ? null : createScaler(scaling.policy, scaling.options, { rng: rng.fork('scaler') });
   const governor = new Governor({ upCooldownS: scaling.upCooldownS, downCooldownS: scaling.downCooldownS, maxStep: scaling.maxStep });
-  const arrivalsByModel = new Map<string, { requests: number; inputTokens: number; predictedOutputTokens: number }>();
+  // Output-length prediction: what policies see at arrival; it learns from each completion.
+  const predictor = lengthPredictors[sc.prediction.length](hash32(`${sc.seed}/prediction`));
+  const arrivalsByKey = new Map<string, { model: string; region: string; tier: string; requests: number; inputTokens: number; predictedOutputTokens: number }>();
   const log = new RequestLog();
   const q = new EventQueue();
   const endLimit = sc.endS ?? Infinity;
@@ -120,6 +123,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   const timeline = new Timeline(sc.output.timelineIntervalS);
   const fleet: Fleet = new Fleet({
     onFinish(r) {
+      predictor.observe(r);
       log.finish(r);
       timeline.completed++;
       inflight--;
@@ -206,16 +210,20 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     switch (ev.kind) {
       case 'arrival': {
         const r = new SimRequest(pending!, pools[0]!.model);
+        r.predictedOutputTokens = predictor.predict(r).point;
         arrived++;
         inflight++;
         log.arrive(r);
         timeline.arrived++;
-        const a = arrivalsByModel.get(r.model);
-        if (a) {
-          a.requests++;
-          a.inputTokens += r.inputTokens;
-          a.predictedOutputTokens += r.predictedOutputTokens;
-        } else arrivalsByModel.set(r.model, { requests: 1, inputTokens: r.inputTokens, predictedOutputTokens: r.predictedOutputTokens });
+        if (scaler) {
+          const key = `${r.model}\u0000${r.region}\u0000${r.tier}`;
+          const a = arrivalsByKey.get(key);
+          if (a) {
+            a.requests++;
+            a.inputTokens += r.inputTokens;
+            a.predictedOutputTokens += r.predictedOutputTokens;
+          } else arrivalsByKey.set(key, { model: r.model, region: r.region, tier: r.tier, requests: 1, inputTokens: r.inputTokens, predictedOutputTokens: r.predictedOutputTokens });
+        }
         const limit = contextLimit.get(r.model);
         if (limit === undefined) drop(r, 'unknown-model');
         else if (r.inputTokens + r.outputTokens > limit) drop(r, 'context-length');
@@ -260,7 +268,8 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
       case 'scale': {
         fleet.now = now;
         const status = poolStatus(fleet, pools, sc, now);
-        const wanted = scaler!.decide({ now, intervalS: scaling.intervalS, pools: status, arrivals: arrivalsByModel, view: fleet });
+        const arrivals = [...arrivalsByKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+        const wanted = scaler!.decide({ now, intervalS: scaling.intervalS, pools: status, arrivals, view: fleet });
         for (const a of governor.apply(wanted, status, now)) {
           if (a.kind === 'hold') continue;
           const pool = poolByName.get(a.pool);
@@ -268,7 +277,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
           if (a.kind === 'add') for (let i = 0; i < a.count; i++) startInstance(pool, now);
           else drainNewest(fleet, pool.name, a.count, now);
         }
-        arrivalsByModel.clear();
+        arrivalsByKey.clear();
         if (workLeft()) q.push({ kind: 'scale', t: now + scaling.intervalS });
         break;
       }

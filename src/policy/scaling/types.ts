@@ -26,8 +26,11 @@ export interface PoolStatus {
   readonly waiting: number;
 }
 
-/** Arrivals per model over the last control interval (inputs known at arrival, outputs as predicted). */
+/** Arrivals of one (model, region, tier) over the last control interval (inputs known at arrival, outputs as predicted). */
 export interface ArrivalStats {
+  readonly model: string;
+  readonly region: string;
+  readonly tier: string;
   readonly requests: number;
   readonly inputTokens: number;
   readonly predictedOutputTokens: number;
@@ -38,7 +41,8 @@ export interface ScalingSignals {
   readonly now: number;
   readonly intervalS: number;
   readonly pools: readonly PoolStatus[];
-  readonly arrivals: ReadonlyMap<string, ArrivalStats>;
+  /** One entry per (model, region, tier) that saw arrivals, sorted by model, region, tier. */
+  readonly arrivals: readonly ArrivalStats[];
   readonly view: FleetView;
 }
 
