@@ -171,8 +171,8 @@ function stats(obs: readonly Obs[], eff: Efficiency): ErrorStats {
 }
 
 // Parameters live in log space; the three fractions are capped at 1.
-const PARAMS = ['compute', 'memory', 'comm', 'stepOverheadS', 'prefillOverheadS', 'perSeqOverheadS', 'allReduceHopLatencyS'] as const;
-const FRACTIONS = new Set(['compute', 'memory', 'comm']);
+const PARAMS = ['compute', 'memory', 'comm', 'stepOverheadS', 'prefillOverheadS', 'perSeqOverheadS', 'allReduceHopLatencyS', 'sustainedCompute', 'boostS'] as const;
+const FRACTIONS = new Set(['compute', 'memory', 'comm', 'sustainedCompute']);
 
 function toEff(u: readonly number[]): Efficiency {
   const e = {} as Efficiency;
@@ -240,7 +240,8 @@ export function nelderMead(f: (x: number[]) => number, x0: number[], step: numbe
 
 function fit(obs: readonly Obs[], start: Efficiency): { eff: Efficiency; loss: number } {
   const f = (u: number[]): number => loss(obs, toEff(u));
-  let x = PARAMS.map((p) => Math.log(Math.max(start[p], 1e-7)));
+  const init: Required<Efficiency> = { sustainedCompute: start.compute, boostS: 0.1, ...start };
+  let x = PARAMS.map((p) => Math.log(Math.max(init[p], 1e-7)));
   let best = { x, fx: f(x) };
   // Restarts from the best point with shrinking steps get Nelder–Mead out of its early collapses.
   for (const step of [1.5, 0.8, 0.4, 0.2, 0.1]) {

@@ -17,6 +17,12 @@ export interface Efficiency {
   perSeqOverheadS: number;
   /** Latency of one hop of a ring all-reduce (a ring over tp devices has 2(tp − 1) hops), seconds. */
   allReduceHopLatencyS: number;
+  /**
+   * Compute fraction a device sustains once a step's GEMMs run longer than `boostS` (power and clock
+   * management: boost clocks hold for short bursts only). Omitted = `compute` throughout.
+   */
+  sustainedCompute?: number;
+  boostS?: number;
 }
 
 /** Plausible defaults for a modern engine (vLLM-like, CUDA graphs) on a device nobody has calibrated. */

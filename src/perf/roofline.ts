@@ -43,9 +43,17 @@ export function rooflinePerfModel(dep: Deployment, eff: Efficiency): PerfModel {
   const commPerTokenS = (allReduces * ringFactor * msgBytesPerToken) / link + ((pp - 1) * msgBytesPerToken) / link;
   const commFixedS = allReduces * 2 * (tp - 1) * eff.allReduceHopLatencyS + (pp - 1) * eff.allReduceHopLatencyS;
 
+  // Compute beyond the boost window runs at the sustained rate: e.g. boost 50 ms, sustained 0.4 of peak vs 0.6
+  // ⇒ 200 ms of boost-rate work takes 50 + 150 × 0.6 / 0.4 = 275 ms. Convex in work, so larger prefills cost more per token.
+  const boostS = eff.boostS ?? Infinity;
+  const slowdown = eff.sustainedCompute !== undefined ? eff.compute / Math.min(eff.compute, eff.sustainedCompute) : 1;
+  const computeS = (flopCount: number): number => {
+    const t = flopCount / flops;
+    return t <= boostS ? t : boostS + (t - boostS) * slowdown;
+  };
   const linearS = (tokens: number): number => {
     const touched = dense ? 1 : 1 - Math.pow(1 - activeFraction, tokens);
-    return Math.max((linearFlopsPerToken * tokens) / flops, (weightBytesPerDevice * touched) / bw);
+    return Math.max(computeS(linearFlopsPerToken * tokens), (weightBytesPerDevice * touched) / bw);
   };
   // Everything but attention for `tokens` new tokens over `seqs` sequences.
   const baseS = (tokens: number, seqs: number): number =>

@@ -125,3 +125,21 @@ test('efficiency overrides change the step time in the expected direction', () =
   const overhead = rooflinePerfModel(d, efficiencyFor(d.hardware, { stepOverheadS: 0.01 }));
   assert.ok(Math.abs(overhead.decodeStepCoeffs(4).baseS - noOverhead.decodeStepCoeffs(4).baseS - 0.01) < 1e-12);
 });
+
+test('compute past the boost window runs at the sustained rate (convex in prefill tokens); decode stays linear in context', () => {
+  const dep = { model: getModel('llama2-70b'), hardware: getHardware('h100-80gb'), tp: 8, pp: 1 };
+  const base = { compute: 0.6, memory: 0.8, comm: 0.6, stepOverheadS: 0, prefillOverheadS: 0, perSeqOverheadS: 0, allReduceHopLatencyS: 0 };
+  const flat = rooflinePerfModel(dep, base);
+  const boosted = rooflinePerfModel(dep, { ...base, sustainedCompute: 0.4, boostS: 0.05 });
+  const shape = (tokens: number) => ({ prefillTokens: tokens, prefillSeqs: 1, prefillAttendTokens: 0, decodeSeqs: 0, decodeContextTokens: 0 });
+  // Within the window both agree; beyond it the extra time is (t − 50 ms) × (0.6 / 0.4 − 1).
+  assert.equal(boosted.stepTimeS(shape(256)), flat.stepTimeS(shape(256)));
+  const t = flat.stepTimeS(shape(16384));
+  const comm = flat.stepTimeS(shape(16384)) - (2 * dep.model.activeParams * 16384) / 8 / (989e12 * 0.6);
+  const linear = t - comm;
+  assert.ok(linear > 0.05);
+  assert.ok(Math.abs(boosted.stepTimeS(shape(16384)) - (comm + 0.05 + (linear - 0.05) * 1.5)) < 1e-9);
+  const co = boosted.decodeStepCoeffs(16);
+  const d = boosted.stepTimeS({ prefillTokens: 0, prefillSeqs: 0, prefillAttendTokens: 0, decodeSeqs: 16, decodeContextTokens: 40000 });
+  assert.ok(Math.abs(co.baseS + co.perContextTokenS * 40000 - d) < 1e-12);
+});

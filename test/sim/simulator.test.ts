@@ -1,4 +1,7 @@
 import { test } from 'node:test';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { summarize } from '../../src/metrics/summary.ts';
 import { scenarioSchema } from '../../src/scenario/schema.ts';
@@ -126,4 +129,26 @@ test('the reactive scaler adds instances under KV pressure (after provisioning) 
   // Fast and step modes agree with a scaler in the loop.
   const step = run(sc, 'step');
   assert.deepEqual(outcomes(res), outcomes(step));
+});
+
+test("a scenario's catalog file adds hardware and models users can deploy by name", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'llmfleet-cat-'));
+  writeFileSync(
+    join(dir, 'catalog.yaml'),
+    [
+      'hardware:',
+      '  b200: { kind: gpu, memoryBytes: 192e9, bf16Flops: 2.25e15, memBandwidthBytesPerS: 8e12, interconnectBytesPerS: 900e9, priceUsdPerHour: 9, devicesPerNode: 8 }',
+      'models:',
+      '  tiny: { layers: 4, hiddenSize: 512, heads: 8, kvHeads: 8, headDim: 64, intermediateSize: 1024, vocabSize: 32000, params: 5e7, activeParams: 5e7, contextLength: 2048, bytesPerParam: 2 }',
+      '',
+    ].join('\n'),
+  );
+  const sc = scenarioFor(writeTrace(steady(5, 1, 100, 10)), {
+    catalog: 'catalog.yaml',
+    fleet: { pools: [{ name: 'p', model: 'tiny', hardware: 'b200', count: 1 }] },
+  });
+  const res = simulate(sc, dir, { mode: 'fast' });
+  const s = summarize(res, 0);
+  assert.equal(s.requests.completed, 5);
+  assert.ok(Math.abs(s.fleet.costUsd - (9 * s.sim.simulatedSeconds) / 3600) < 1e-9);
 });
