@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import type { InstanceView } from '../types.ts';
+import { NO_INSTANCE, type RouterEntry } from './types.ts';
 
 /**
  * The candidate with the smallest score; ties go to the earliest in the list (lowest id), which keeps
@@ -15,4 +17,21 @@ export function pickMin(cands: readonly InstanceView[], score: (i: InstanceView)
     }
   }
   return best;
+}
+
+/** A router with no options that sends each request to the ready instance with the lowest `score`. */
+export function leastBy(name: string, reason: string, score: (i: InstanceView) => number): RouterEntry {
+  return {
+    options: z.object({}).strict(),
+    make() {
+      return {
+        name,
+        route(req, view) {
+          const c = view.routable(req.model);
+          if (c.length === 0) return NO_INSTANCE;
+          return { kind: 'send', to: pickMin(c, score).id, reason };
+        },
+      };
+    },
+  };
 }
