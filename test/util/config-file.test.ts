@@ -1,0 +1,42 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { applyOverrides, formatPath, parseConfigText, validateConfig } from '../../src/util/config-file.ts';
+import { ConfigError, UserError } from '../../src/util/errors.ts';
+
+test('overrides set nested fields, index arrays, and read values as YAML', () => {
+  const raw: Record<string, unknown> = { fleet: { pools: [{ count: 1 }] } };
+  applyOverrides(raw, ['fleet.pools.0.count=8', 'routing.policy=jsq', 'engine.chunkedPrefill=false', 'w={kind: poisson, ratePerS: 5}', 'name=']);
+  assert.deepEqual(raw, {
+    fleet: { pools: [{ count: 8 }] },
+    routing: { policy: 'jsq' },
+    engine: { chunkedPrefill: false },
+    w: { kind: 'poisson', ratePerS: 5 },
+    name: '',
+  });
+});
+
+test('malformed overrides are user errors naming the flag', () => {
+  assert.throws(() => applyOverrides({}, ['routing.policy']), (e: unknown) => e instanceof UserError && /--set routing\.policy: expected PATH=VALUE/.test(e.message));
+  assert.throws(() => applyOverrides({ a: 3 }, ['a.b=1']), (e: unknown) => e instanceof UserError && /'a' is a number/.test(e.message));
+  assert.throws(() => applyOverrides({}, ['a..b=1']), /empty segment/);
+});
+
+test('schema errors name the line of the offending key, the dotted path and what was expected', () => {
+  const doc = parseConfigText('name: x\nlist:\n  - n: 1\n  - n: -4\n', 'f.yaml');
+  const schema = z.object({ name: z.string(), list: z.array(z.object({ n: z.number().min(0) }).strict()) }).strict();
+  assert.throws(
+    () => validateConfig(doc, schema),
+    (e: unknown) => e instanceof ConfigError && e.message === 'f.yaml:4 list[1].n: expected ≥ 0, got -4',
+  );
+  const bad = parseConfigText('name: x\nlist: []\nextra: 1\n', 'g.yaml');
+  assert.throws(() => validateConfig(bad, schema), (e: unknown) => e instanceof ConfigError && /^g\.yaml:3 extra: expected no unknown key/.test(e.message));
+});
+
+test('invalid YAML is reported with its line', () => {
+  assert.throws(() => parseConfigText('a: [1, 2\nb: 3\n', 'h.yaml'), (e: unknown) => e instanceof ConfigError && /^h\.yaml:\d+: expected valid YAML/.test(e.message));
+});
+
+test('paths format with dots and brackets', () => {
+  assert.equal(formatPath(['fleet', 'pools', 0, 'count']), 'fleet.pools[0].count');
+});
