@@ -1,9 +1,174 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { score, type Metrics } from '../../forecast/backtest.ts';
+import { MODEL_CHOICES, runForecast, type ModelChoice, type RunResult } from '../../forecast/pipeline.ts';
+import { buildSeries, parseGranularity, parseKeyFields, SERIES_METRICS, type SeriesMetric } from '../../forecast/series.ts';
+import { IMPUTATIONS, readSeriesCsv, type Imputation } from '../../forecast/series-csv.ts';
+import { fitWorkloadTypes, typeLabeller } from '../../forecast/workload-types.ts';
 import { UserError } from '../../util/errors.ts';
+import { detectFormat, openTrace } from '../../workload/index.ts';
+import { TRACE_FORMATS, type TraceFormat, type TraceRequest } from '../../workload/types.ts';
+import { parseIntFlag } from '../util.ts';
 
-// Placeholder until the forecast command lands; it must not be committed as done.
+interface Flags {
+  trace?: string;
+  traceFormat?: TraceFormat;
+  key?: string;
+  granularity?: string;
+  metric: SeriesMetric;
+  series?: string;
+  impute: Imputation;
+  model: ModelChoice;
+  horizon?: string;
+  holdout: string;
+  period?: string;
+  log?: boolean;
+  seed: string;
+  types: string;
+  folds: string;
+  out: string;
+  quiet?: boolean;
+}
+
+interface Named {
+  key: string;
+  t0: number;
+  stepS: number;
+  values: number[];
+}
+
 export function registerForecast(program: Command): void {
-  program.command('forecast').description('(in progress)').allowUnknownOption().action(() => {
-    throw new UserError('forecast: not implemented yet');
-  });
+  program
+    .command('forecast')
+    .description('Forecast a workload series (from a trace or a timestamp_s,value CSV) and score it on a holdout')
+    .option('--trace <file>', 'request trace to turn into rate series')
+    .addOption(new Option('--trace-format <format>', 'format of --trace (default: detected from the header)').choices([...TRACE_FORMATS]))
+    .option('--key <fields>', 'split the trace into one series per value of these fields: model,region,tier,app,type', '')
+    .option('--types <k>', 'number of k-means workload types for --key type', '4')
+    .option('--granularity <step>', 'bucket size for --trace: 1m, 10m, 1h or seconds')
+    .addOption(new Option('--metric <name>', 'series to build from --trace').choices([...SERIES_METRICS]).default('requestsPerS'))
+    .option('--series <file>', 'plain CSV series "timestamp_s,value" at a regular step')
+    .addOption(new Option('--impute <how>', 'missing steps in --series: error, or fill them').choices([...IMPUTATIONS]).default('error'))
+    .addOption(new Option('--model <name>', 'forecaster; auto picks by rolling-origin backtest on the training part').choices([...MODEL_CHOICES]).default('auto'))
+    .option('--horizon <n>', 'steps to forecast')
+    .option('--holdout <n>', 'keep the last n points out of fitting and score the forecast on them', '0')
+    .option('--period <n>', 'seasonal period in points (default: one day, or tried by auto: one day and one week)')
+    .option('--log', 'fit on log1p(values)')
+    .option('--seed <n>', 'seed for the LSTM and k-means', '1')
+    .option('--folds <n>', 'rolling-origin folds for auto', '3')
+    .option('--out <dir>', 'output folder', 'out/forecast')
+    .option('--quiet', 'print nothing but errors')
+    .action((o: Flags) => {
+      if ((o.trace === undefined) === (o.series === undefined)) throw new UserError('forecast: give exactly one of --trace FILE or --series FILE');
+      if (o.horizon === undefined) throw new UserError('forecast: --horizon N is required');
+      const horizon = parseIntFlag('--horizon', o.horizon);
+      const holdout = parseIntFlag('--holdout', o.holdout);
+      const period = o.period === undefined ? undefined : parseIntFlag('--period', o.period);
+      const seed = parseIntFlag('--seed', o.seed);
+      const folds = parseIntFlag('--folds', o.folds);
+      if (horizon < 1) throw new UserError(`--horizon: expected an integer ≥ 1, got ${horizon}`);
+      if (holdout < 0) throw new UserError(`--holdout: expected an integer ≥ 0, got ${holdout}`);
+      if (period !== undefined && period < 1) throw new UserError(`--period: expected an integer ≥ 1, got ${period}`);
+      if (folds < 1) throw new UserError(`--folds: expected an integer ≥ 1, got ${folds}`);
+
+      const inputs = o.series !== undefined ? [seriesInput(o.series, o.impute)] : traceInputs(o);
+      const results: { input: Named; res: RunResult }[] = [];
+      for (const input of inputs) {
+        const res = runForecast(input.values, { model: o.model, horizon, holdout, stepS: input.stepS, period, logTransform: o.log, seed, folds });
+        results.push({ input, res });
+      }
+
+      const out = resolve(o.out);
+      mkdirSync(out, { recursive: true });
+      writeFileSync(join(out, 'forecast.csv'), forecastCsv(results));
+      writeFileSync(join(out, 'metrics.json'), JSON.stringify(metricsJson(results, o.model), null, 2) + '\n');
+      if (!o.quiet) printSummary(results, out);
+    });
+}
+
+function seriesInput(path: string, impute: Imputation): Named {
+  const s = readSeriesCsv(path, impute);
+  return { key: 'series', t0: s.timestampsS[0]!, stepS: s.stepS, values: s.values };
+}
+
+function traceInputs(o: Flags): Named[] {
+  if (o.granularity === undefined) throw new UserError('forecast: --trace needs --granularity (e.g. 1m, 10m, 1h)');
+  const stepS = parseGranularity(o.granularity);
+  const keys = parseKeyFields(o.key ?? '');
+  const path = o.trace!;
+  const source = openTrace(path, o.traceFormat ?? detectFormat(path));
+  let typeOf: ((r: TraceRequest) => string) | undefined;
+  if (keys.includes('type')) {
+    // OServe's types: k-means on (input, output) lengths of the whole trace, true lengths (offline history).
+    const k = parseIntFlag('--types', o.types);
+    typeOf = typeLabeller(fitWorkloadTypes([...source], { k, seed: parseIntFlag('--seed', o.seed) }));
+  }
+  const all = buildSeries(source, { stepS, keys, typeOf });
+  if (all.length === 0) throw new UserError(`${path}: the trace has no requests`);
+  // The trace ends inside its last bucket, which would read as a sudden drop: leave that bucket out.
+  return all.map((s) => ({ key: s.key, t0: s.startS, stepS, values: s[o.metric].length > 2 ? s[o.metric].slice(0, -1) : s[o.metric] }));
+}
+
+function forecastCsv(results: { input: Named; res: RunResult }[]): string {
+  const rows = ['key,step,timestamp_s,point,p10,p50,p90,actual'];
+  for (const { input, res } of results) {
+    const f = res.forecast;
+    for (let i = 0; i < f.point.length; i++) {
+      const t = input.t0 + (res.trainPoints + i) * input.stepS;
+      const a = i < res.actual.length ? fmt(res.actual[i]!) : '';
+      rows.push([csvCell(input.key), i + 1, fmt(t), fmt(f.point[i]!), fmt(f.p10[i]!), fmt(f.p50[i]!), fmt(f.p90[i]!), a].join(','));
+    }
+  }
+  return rows.join('\n') + '\n';
+}
+
+function metricsJson(results: { input: Named; res: RunResult }[], asked: ModelChoice) {
+  const entry = (r: RunResult, m: Metrics) => ({ ...m, model: r.model, period: r.period, period2: r.period2, source: r.metricsSource, trainPoints: r.trainPoints });
+  const models = [...new Set(results.map((r) => r.res.model))];
+  // With several keys the top-level figures pool every key's holdout points (or are the single key's).
+  const pooled =
+    results.length === 1
+      ? results[0]!.res.metrics
+      : results.every((r) => r.res.metricsSource === 'holdout')
+        ? score(results.map((r) => ({ actual: r.res.actual, forecast: sliceForecast(r.res) })))
+        : undefined;
+  return {
+    ...(pooled ?? { mape: null, smape: null, rmse: null, rrmse: null, coverage80: null, peakError: null }),
+    model: models.length === 1 ? models[0] : 'per-key',
+    requested: asked,
+    source: results[0]!.res.metricsSource,
+    perKey: Object.fromEntries(results.map(({ input, res }) => [input.key, entry(res, res.metrics)])),
+    autoTable:
+      results.length === 1 && results[0]!.res.selection
+        ? results[0]!.res.selection.table.map((t) => ({ ...t.candidate, rmse: t.metrics?.rmse ?? null, mape: t.metrics?.mape ?? null, skipped: t.skipped }))
+        : undefined,
+  };
+}
+
+function sliceForecast(r: RunResult) {
+  const n = r.actual.length;
+  const f = r.forecast;
+  return { point: f.point.slice(0, n), p10: f.p10.slice(0, n), p50: f.p50.slice(0, n), p90: f.p90.slice(0, n) };
+}
+
+function printSummary(results: { input: Named; res: RunResult }[], out: string): void {
+  for (const { input, res } of results) {
+    const m = res.metrics;
+    const pct = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(1)}%`);
+    const where = res.metricsSource === 'holdout' ? `holdout of ${res.actual.length}` : 'rolling-origin backtest';
+    process.stdout.write(
+      `${input.key}: ${res.model}${res.period > 1 ? ` (period ${res.period}${res.period2 ? ` and ${res.period2}` : ''})` : ''}, fitted on ${res.trainPoints} points, ${res.forecast.point.length}-step forecast\n` +
+        `  ${where}: MAPE ${pct(m.mape)}  sMAPE ${pct(m.smape)}  RMSE ${m.rmse.toPrecision(4)}  80% coverage ${m.coverage80.toFixed(0)}%  peak error ${pct(m.peakError)}\n`,
+    );
+  }
+  process.stdout.write(`wrote ${out}/forecast.csv, metrics.json\n`);
+}
+
+function fmt(v: number): string {
+  return Number.isInteger(v) ? String(v) : v.toPrecision(8).replace(/\.?0+$/, '');
+}
+
+function csvCell(s: string): string {
+  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }

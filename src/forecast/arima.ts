@@ -1,0 +1,195 @@
+import { createRequire } from 'node:module';
+import { UserError } from '../util/errors.ts';
+import { makeForecaster, stdev } from './base.ts';
+import { Z80, type Forecaster } from './types.ts';
+
+/**
+ * ARIMA, SARIMA and AutoARIMA through the `arima` npm package (an Emscripten build of the C library ctsa).
+ * Three things about that package shape this file (measured, see docs/fidelity/forecast.md):
+ * - It passes the series through the WASM stack (64 KiB): 10,080 points crash it ("memory access out of
+ *   bounds") and ~5,000–7,500 points can silently return garbage. We fit on the last MAX_FIT_POINTS only.
+ * - Exact maximum likelihood (its default) sometimes diverges (forecast 1e9 on a sine); conditional sum of
+ *   squares (CSS) is stable and faster, so CSS is tried first, exact ML second, and every fit is checked.
+ * - Native seasonal fits with a long season are very slow (s = 144 on 1,008 points: 30–90 s). For
+ *   s > NATIVE_SEASON_MAX we difference the season ourselves and fit ARIMA(p,d,q) on y(t) − y(t−s), i.e.
+ *   SARIMA(p,d,q)(0,1,0)s; short seasons use the package's own SARIMA.
+ * The package's second output is the h-step mean squared error, so the interval is point ± 1.2816·√mse.
+ */
+export const MAX_FIT_POINTS = 4000;
+export const NATIVE_SEASON_MAX = 48;
+
+export interface ArimaOrder {
+  p: number;
+  d: number;
+  q: number;
+}
+export interface SeasonalOrder {
+  P: number;
+  D: number;
+  Q: number;
+}
+
+interface ArimaInstance {
+  train(ts: number[]): ArimaInstance;
+  predict(h: number): [number[], number[]];
+  destroy(): void;
+}
+type ArimaCtor = new (o: Record<string, number | boolean>) => ArimaInstance;
+
+let ctor: ArimaCtor | undefined;
+function loadArima(): ArimaCtor {
+  // Loaded on first use: compiling the WASM costs ~100 ms that other models should not pay.
+  ctor ??= quiet(() => createRequire(import.meta.url)('arima') as ArimaCtor);
+  return ctor;
+}
+
+/** Runs f with stdout muted: the WASM module prints optimizer traces through console.log. */
+function quiet<T>(f: () => T): T {
+  const write = process.stdout.write;
+  process.stdout.write = (() => true) as typeof process.stdout.write;
+  try {
+    return f();
+  } finally {
+    process.stdout.write = write;
+  }
+}
+
+interface Fitted {
+  /** Forecast on the (possibly seasonally differenced) scale, with h-step MSE. */
+  predict(h: number): [number[], number[]];
+}
+
+function fitChecked(y: number[], opts: Record<string, number | boolean>, name: string): Fitted {
+  const Arima = loadArima();
+  const scale = stdev(diff(y)) || stdev(y) || 1;
+  const lo = Math.min(...y);
+  const hi = Math.max(...y);
+  const span = Math.max(hi - lo, scale);
+  let lastErr = '';
+  for (const method of [1, 0]) {
+    try {
+      const model = quiet(() => new Arima({ ...opts, method, verbose: false }).train(y));
+      const probe = quiet(() => model.predict(Math.min(8, y.length)));
+      const ok =
+        probe[0].every((v) => Number.isFinite(v) && v > lo - 10 * span && v < hi + 10 * span) &&
+        probe[1].every((v) => Number.isFinite(v) && v >= 0) &&
+        probe[1][0]! <= 25 * scale * scale + 1e-9;
+      if (ok) {
+        return {
+          predict: (h) => {
+            const r = quiet(() => model.predict(h));
+            return r;
+          },
+        };
+      }
+      model.destroy();
+      lastErr = 'fit diverged';
+    } catch (e) {
+      lastErr = e instanceof Error ? e.message : String(e);
+    }
+  }
+  throw new UserError(`${name}: the arima package failed to fit this series (${lastErr}); try holt-winters or seasonal-naive`);
+}
+
+function diff(y: readonly number[]): number[] {
+  const d: number[] = [];
+  for (let i = 1; i < y.length; i++) d.push(y[i]! - y[i - 1]!);
+  return d;
+}
+
+function toForecast(pred: number[], mse: number[]) {
+  const p10: number[] = [];
+  const p90: number[] = [];
+  for (let i = 0; i < pred.length; i++) {
+    const sd = Math.sqrt(Math.max(0, mse[i]!));
+    p10.push(pred[i]! - Z80 * sd);
+    p90.push(pred[i]! + Z80 * sd);
+  }
+  return { point: pred, p10, p90 };
+}
+
+/** ARIMA(p,d,q); SageServe's code uses (3,1,2) on 1-minute input-token sums, our default is (2,1,2). */
+export function arima(order: ArimaOrder = { p: 2, d: 1, q: 2 }): Forecaster {
+  let fitted: Fitted | undefined;
+  return makeForecaster('arima', {
+    minHistory: () => order.d + Math.max(order.p + order.q, 10) + 2,
+    fit(y) {
+      fitted = fitChecked(y.slice(-MAX_FIT_POINTS), { ...order, P: 0, D: 0, Q: 0, s: 0 }, 'arima');
+    },
+    forecast(h) {
+      const [pred, mse] = fitted!.predict(h);
+      return toForecast(pred, mse);
+    },
+  });
+}
+
+/** SARIMA(p,d,q)(P,D,Q)s; default (1,0,1)(0,1,1)s. Needs `period` ≥ 2. See the file comment for long seasons. */
+export function sarima(order: ArimaOrder = { p: 1, d: 0, q: 1 }, seasonal: SeasonalOrder = { P: 0, D: 1, Q: 1 }): Forecaster {
+  let m = 1;
+  let native: Fitted | undefined;
+  let tail: number[] = [];
+  let inner: Fitted | undefined;
+  return makeForecaster('sarima', {
+    minHistory: (o) => {
+      const s = o.period ?? 1;
+      return order.d + s * Math.max(seasonal.D, 1) + Math.max(order.p + order.q, 2 * s, 10) + 2;
+    },
+    fit(y, o) {
+      m = o.period ?? 1;
+      if (m < 2) throw new UserError('sarima: needs a seasonal period ≥ 2 (set it, or use arima)');
+      const window = y.slice(-MAX_FIT_POINTS);
+      if (m <= NATIVE_SEASON_MAX) {
+        native = fitChecked(window, { ...order, ...seasonal, s: m }, 'sarima');
+        inner = undefined;
+      } else {
+        // y(t) − y(t−m), fitted as ARIMA(p,d,q); the forecast is integrated back below.
+        const z: number[] = [];
+        for (let i = m; i < window.length; i++) z.push(window[i]! - window[i - m]!);
+        if (z.length < 20) throw new UserError(`sarima: series too short for period ${m}: needs at least ${m + 20} points`);
+        inner = fitChecked(z, { ...order, P: 0, D: 0, Q: 0, s: 0 }, 'sarima');
+        tail = window.slice(-m);
+        native = undefined;
+      }
+    },
+    forecast(h) {
+      if (native) {
+        const [pred, mse] = native.predict(h);
+        return toForecast(pred, mse);
+      }
+      const [dz, mz] = inner!.predict(h);
+      const pred: number[] = [];
+      const mse: number[] = [];
+      for (let i = 0; i < h; i++) {
+        const prev = i < m ? tail[i]! : pred[i - m]!;
+        const prevVar = i < m ? 0 : mse[i - m]!;
+        pred.push(prev + dz[i]!);
+        mse.push(prevVar + mz[i]!); // cross-covariances ignored: a slightly narrow interval past one season
+      }
+      return toForecast(pred, mse);
+    },
+  });
+}
+
+/** Longest season the seasonal AutoARIMA search is run for: with s = 24 and (P,Q) ≤ 2 it took 48 s on 480
+ * points; with (p,q) ≤ 3, (P,Q) ≤ 1 it takes ~3.5 s. */
+export const AUTO_SEASON_MAX = 24;
+
+/**
+ * AutoARIMA (the package's stepwise search, p,q ≤ 5, d ≤ 2). Seasonal — (p,q) ≤ 3, (P,D,Q) ≤ 1 — only when
+ * a period ≤ AUTO_SEASON_MAX is passed; the CLI and `auto` treat it as non-seasonal (SEASONAL in registry.ts).
+ */
+export function autoArima(): Forecaster {
+  let fitted: Fitted | undefined;
+  return makeForecaster('auto-arima', {
+    minHistory: (o) => Math.max(2 * (o.period ?? 1) + 2, 24),
+    fit(y, o) {
+      const m = o.period ?? 1;
+      const order = m > 1 && m <= AUTO_SEASON_MAX ? { p: 3, d: 1, q: 3, P: 1, D: 1, Q: 1, s: m } : { p: 5, d: 2, q: 5, P: 0, D: 0, Q: 0, s: 0 };
+      fitted = fitChecked(y.slice(-MAX_FIT_POINTS), { auto: true, ...order }, 'auto-arima');
+    },
+    forecast(h) {
+      const [pred, mse] = fitted!.predict(h);
+      return toForecast(pred, mse);
+    },
+  });
+}

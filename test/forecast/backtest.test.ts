@@ -1,0 +1,58 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { backtest, candidatePeriods, score, selectModel } from '../../src/forecast/backtest.ts';
+import { runForecast } from '../../src/forecast/pipeline.ts';
+import { forecasters } from '../../src/forecast/registry.ts';
+import { syntheticSeries } from '../../src/forecast/synthetic.ts';
+import { UserError } from '../../src/util/errors.ts';
+
+test('metrics follow their definitions on a hand-computed example', () => {
+  const m = score([{ actual: [100, 200, 0], forecast: { point: [110, 180, 10], p10: [90, 190, 1], p50: [110, 180, 10], p90: [120, 210, 5] } }]);
+  assert.equal(m.mape, (10 / 100 + 20 / 200) / 2 * 100); // zero actual skipped
+  assert.ok(Math.abs(m.smape! - ((2 * 10) / 210 + (2 * 20) / 380 + 2) / 3 * 100) < 1e-9);
+  assert.ok(Math.abs(m.rmse - Math.sqrt((100 + 400 + 100) / 3)) < 1e-9);
+  assert.ok(Math.abs(m.rrmse! - (100 * m.rmse) / 100) < 1e-9);
+  assert.ok(Math.abs(m.coverage80 - 200 / 3) < 1e-9);
+  assert.ok(Math.abs(m.peakError! - 10) < 1e-9); // |180 − 200| / 200
+});
+
+test('candidate periods are one day and one week in points', () => {
+  assert.deepEqual(candidatePeriods(600), [144, 1008]);
+  assert.deepEqual(candidatePeriods(3600), [24, 168]);
+  assert.deepEqual(candidatePeriods(7 * 86_400), []);
+});
+
+test('rolling-origin backtest scores folds × horizon points and rejects too-short series', () => {
+  const y = syntheticSeries({ points: 6 * 144, seed: 2 }).values;
+  const m = backtest(forecasters['seasonal-naive'], y, { horizon: 48, folds: 3, fit: { period: 144 } });
+  assert.equal(m.points, 144);
+  assert.throws(() => backtest(forecasters['seasonal-naive'], y.slice(0, 300), { horizon: 48, folds: 3, fit: { period: 144 } }), UserError);
+});
+
+test('auto picks a seasonal model with the daily period on diurnal data', () => {
+  const y = syntheticSeries({ points: 7 * 144, seed: 4 }).values;
+  const sel = selectModel(y, { horizon: 144, periods: [144] });
+  assert.notEqual(sel.best.period, 1);
+  assert.ok(['holt-winters', 'holt-winters-mul', 'seasonal-naive', 'sarima'].includes(sel.best.model), sel.best.model);
+  assert.ok(sel.table.length >= 5);
+});
+
+test('auto never sees the holdout: changing holdout values leaves the choice and forecast unchanged', () => {
+  const y = syntheticSeries({ points: 7 * 144, seed: 5 }).values;
+  const a = runForecast(y, { model: 'auto', horizon: 144, holdout: 144, stepS: 600 });
+  const spoiled = [...y.slice(0, -144), ...y.slice(-144).map((v) => v * 3)];
+  const b = runForecast(spoiled, { model: 'auto', horizon: 144, holdout: 144, stepS: 600 });
+  assert.equal(a.model, b.model);
+  assert.deepEqual(a.forecast, b.forecast);
+  assert.equal(a.metricsSource, 'holdout');
+  assert.ok(b.metrics.mape! > a.metrics.mape!);
+});
+
+test('without a holdout the metrics come from the rolling-origin backtest', () => {
+  const y = syntheticSeries({ points: 5 * 144, seed: 6 }).values;
+  const r = runForecast(y, { model: 'holt-winters', horizon: 24, holdout: 0, stepS: 600 });
+  assert.equal(r.metricsSource, 'backtest');
+  assert.equal(r.period, 144);
+  assert.equal(r.forecast.point.length, 24);
+  assert.throws(() => runForecast(y, { model: 'arima', horizon: 24, holdout: y.length, stepS: 600 }), /leaves nothing to fit/);
+});
