@@ -44,7 +44,7 @@ test('the calibrated defaults in calibrated.ts are what the fit produces today',
     const saved = CALIBRATED_EFFICIENCY[h.profileHardware];
     assert.ok(saved, `${h.profileHardware} missing from CALIBRATED_EFFICIENCY`);
     for (const [k, v] of Object.entries(h.efficiency) as [keyof Efficiency, number][]) {
-      assert.ok(Math.abs(saved[k] - v) <= 0.01 * Math.abs(v), `${h.profileHardware}.${k}: saved ${saved[k]}, fitted ${v}`);
+      assert.ok(Math.abs((saved[k] ?? NaN) - v) <= 0.01 * Math.abs(v), `${h.profileHardware}.${k}: saved ${saved[k]}, fitted ${v}`);
     }
   }
   // The roofline uses them when asked (calibrated: true), and the generic factors by default.

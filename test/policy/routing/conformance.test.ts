@@ -8,6 +8,7 @@ function inst(id: number, model: string, load: Partial<InstanceView> = {}): Inst
   return Object.freeze({
     id, pool: 'p', model, hardware: 'h100-80gb', tp: 1, pp: 1, region: '', state: 'ready',
     numRunning: 0, numWaiting: 0, outstandingRequests: 0, kvUsedFraction: 0, outstandingTokens: 0, pendingTokens: 0,
+    kvCapacityTokens: 10_000, requests: () => [],
     ...load,
   }) as InstanceView;
 }

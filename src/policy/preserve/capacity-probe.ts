@@ -1,0 +1,81 @@
+import { UserError } from '../../util/errors.ts';
+import type { Scenario } from '../../scenario/schema.ts';
+import { simulate } from '../../sim/simulator.ts';
+import { preserveMetrics } from './metrics.ts';
+
+export interface ProbeOptions {
+  /** Normalised-latency SLO, seconds per output token (paper: 0.2). */
+  sloS: number;
+  /** Share of requests that must meet it for a rate to count as sustained ("every request" is 1). */
+  attainment: number;
+  /** Seconds of Poisson arrivals per trial. */
+  durationS: number;
+  /** Rate bracket (req/s) and bisection steps. */
+  loRatePerS: number;
+  hiRatePerS: number;
+  steps: number;
+}
+
+export const PROBE_DEFAULTS: ProbeOptions = { sloS: 0.2, attainment: 0.99, durationS: 600, loRatePerS: 0.1, hiRatePerS: 20, steps: 10 };
+
+export interface CapacityProfile {
+  /** Highest sustained request rate of one instance (req/s). */
+  ratePerS: number;
+  /** Per-instance token rates at that load, tokens/s: prompt (μ_p), output (μ_d), both (μ_pd). */
+  muPrefill: number;
+  muDecode: number;
+  muTotal: number;
+  /** Trials run: rate → attainment. */
+  trials: { ratePerS: number; attainment: number }[];
+}
+
+/**
+ * PreServe's offline capacity profile (Alg. 1, seed 001 §3.1) done in simulation: one instance of the scenario's
+ * first pool (same model, hardware, engine, perf model) receives Poisson arrivals with the scenario's synthetic
+ * length mix at increasing rates; bisection finds the highest rate at which at least `attainment` of the requests
+ * meet the normalised-latency SLO. μ are the prompt, output and total tokens per second that arrived at that rate
+ * (measured from the trial's requests, so the length mix's sampling noise is included). With one fixed length mix
+ * the three μ describe one operating point; they differ in use only when the forecast mix shifts.
+ */
+export function probeCapacity(base: Scenario, baseDir: string, o: Partial<ProbeOptions> = {}): CapacityProfile {
+  const opts = { ...PROBE_DEFAULTS, ...o };
+  const syn = base.workload.synthetic;
+  if (!syn) throw new UserError('capacity probe: the scenario needs a synthetic workload (its length mix is probed)');
+  const pool = base.fleet.pools[0]!;
+  const trial = (rate: number) => {
+    const sc: Scenario = {
+      ...base,
+      workload: { synthetic: { ...syn, durationS: opts.durationS, maxRequests: undefined, arrivals: { kind: 'poisson', ratePerS: rate } } },
+      fleet: { ...base.fleet, pools: [{ ...pool, count: 1, minCount: 1, maxCount: 1 }] },
+      routing: { policy: 'round-robin', options: {} },
+      scaling: { ...base.scaling, policy: 'none', options: {}, actions: [] },
+      endS: undefined,
+    };
+    const res = simulate(sc, baseDir, { mode: 'fast' });
+    const m = preserveMetrics(res, { sloS: opts.sloS });
+    let p = 0;
+    let d = 0;
+    for (let i = 0; i < res.log.n; i++) {
+      p += res.log.input[i]!;
+      d += res.log.output[i]!;
+    }
+    const span = opts.durationS;
+    return { attainment: 1 - m.sloViolation, muPrefill: p / span, muDecode: d / span };
+  };
+  const trials: { ratePerS: number; attainment: number }[] = [];
+  let lo = opts.loRatePerS;
+  let hi = opts.hiRatePerS;
+  let best = trial(lo);
+  trials.push({ ratePerS: lo, attainment: best.attainment });
+  if (best.attainment < opts.attainment) throw new UserError(`capacity probe: even ${lo} req/s misses the SLO on one instance`);
+  for (let s = 0; s < opts.steps; s++) {
+    const mid = (lo + hi) / 2;
+    const t = trial(mid);
+    trials.push({ ratePerS: mid, attainment: t.attainment });
+    if (t.attainment >= opts.attainment) {
+      lo = mid;
+      best = t;
+    } else hi = mid;
+  }
+  return { ratePerS: lo, muPrefill: best.muPrefill, muDecode: best.muDecode, muTotal: best.muPrefill + best.muDecode, trials };
+}

@@ -1,0 +1,191 @@
+import { z } from 'zod';
+import { FORECASTER_NAMES, forecasters, type ForecasterName } from '../../forecast/registry.ts';
+import type { Forecaster } from '../../forecast/types.ts';
+import { LoadAnticipator, anticipatorOptions, peak, stepsAbove } from '../preserve/anticipator.ts';
+import { UserError } from '../../util/errors.ts';
+import { defineScaler, type PoolStatus, type ScaleAction, type ScalingSignals } from './types.ts';
+
+export const preserveScalerOptions = z
+  .object({
+    /** Tier-1 window T (paper: 10 minutes); windows close at the first scaler tick at or after their end. */
+    windowS: z.number().positive().default(600),
+    /** Seasonal period of the token series in windows (a day of 10-minute windows = 144). */
+    windowsPerDay: z.number().int().min(1).default(144),
+    /** Series forecaster from src/forecast (the paper's mLSTM is not there; see docs/fidelity/preserve.md). */
+    forecaster: z.enum(FORECASTER_NAMES as [ForecasterName, ...ForecasterName[]]).default('holt-winters'),
+    /** Most recent windows the forecaster is fitted on. */
+    maxHistoryWindows: z.number().int().min(2).default(1008),
+    /** Per-instance capacities in tokens/s (prefill, decode, both), from the capacity probe. */
+    muPrefill: z.number().positive(),
+    muDecode: z.number().positive(),
+    muTotal: z.number().positive(),
+    /** `next`: the boundary target is N_{i+1} (Alg. 2 as printed); `max`: max(N̂_i, N_{i+1}), ready for both windows. */
+    boundaryTarget: z.enum(['next', 'max']).default('max'),
+    anticipator: anticipatorOptions.default(anticipatorOptions.parse({})),
+    /** Rule B: an instance is potentially overloaded when more than `overloadShare` of the window projects above `overloadThreshold`. */
+    overloadThreshold: z.number().min(0).max(1).default(0.95),
+    overloadShare: z.number().min(0).max(1).default(0.1),
+    /** Rule C: one scale-in per window when every instance's projection stays below this (T_down). */
+    scaleDownThreshold: z.number().min(0).max(1).default(0.3),
+    /** keep = ceil(Σ max U / divisor): `threshold` (T_down, digest default), `max-peak` (largest single peak), `one`. */
+    scaleDownDivisor: z.enum(['threshold', 'max-peak', 'one']).default('threshold'),
+    /**
+     * Before Tier 1 has enough history (the paper's predictor "cold start", §6.6: fall back to default scaling):
+     * `hold` keeps the fleet as it is; `rules-b-c` already applies the in-window rules B and C.
+     */
+    warmup: z.enum(['hold', 'rules-b-c']).default('hold'),
+  })
+  .strict();
+export type PreserveScalerOptions = z.output<typeof preserveScalerOptions>;
+
+/**
+ * Tier-1 instance count (Alg. 2): N = ceil(max(P̂/μ_p, D̂/μ_d, (P̂ + D̂)/μ_pd)), with P̂, D̂ the forecast prompt and
+ * output tokens of one window and μ the per-instance token rates times the window length. E.g. P̂ = 1.2 M,
+ * D̂ = 0.9 M over 600 s with μ_p = 1,500, μ_d = 1,100, μ_pd = 2,600 tokens/s ⇒ max(1.33, 1.36, 1.35) ⇒ 2.
+ */
+export function tier1Target(promptTokens: number, outputTokens: number, windowS: number, mu: { muPrefill: number; muDecode: number; muTotal: number }): number {
+  const r = Math.max(promptTokens / (mu.muPrefill * windowS), outputTokens / (mu.muDecode * windowS), (promptTokens + outputTokens) / (mu.muTotal * windowS));
+  // 1e-9 keeps a ratio of exactly 2 (up to float noise) at 2 rather than 3.
+  return Math.max(0, Math.ceil(r - 1e-9));
+}
+
+interface PoolState {
+  /** Token sums of completed windows, oldest first. */
+  promptHist: number[];
+  outputHist: number[];
+  accPrompt: number;
+  accOutput: number;
+  windowEnd: number;
+  /** The instance count this policy wants (Tier-1 target ± in-window changes); undefined until first set. */
+  desired: number | undefined;
+  scaledInThisWindow: boolean;
+  /** Instances in an overload episode (each adds one instance once, re-arming when it ends). */
+  overloaded: Set<number>;
+}
+
+/**
+ * PreServe's proactive scaler (seed 001 §3.1 Alg. 2, §3.4 rules A–C), per pool:
+ * A. at each window boundary, fit the forecaster on the window token sums seen so far (accumulated from the
+ *    per-interval arrival stats: no look-ahead), forecast two windows (the two-step rollout) and set the target
+ *    to N_{i+1} (or max(N̂_i, N_{i+1})); until the forecaster has enough history the fleet is held (`warmup`);
+ * B. every tick, +1 instance per instance entering an overload episode (> 10 % of the next 100 projected
+ *    iterations above 95 % KV);
+ * C. at most once per window, when every ready instance's projection stays below 30 %, shrink to
+ *    max(1, ceil(Σ max U / divisor)).
+ * It then asks for whatever closes the gap between the wanted and the current (ready + provisioning) count, so
+ * a governor veto is retried at the next tick. Arrival stats are per model: one pool per model is expected.
+ */
+export const preserve = defineScaler({
+  options: preserveScalerOptions,
+  make(opts) {
+    const ant = new LoadAnticipator(opts.anticipator);
+    const overloadSteps = opts.overloadShare * opts.anticipator.horizonSteps;
+    const states = new Map<string, PoolState>();
+    const period = opts.windowsPerDay > 1 ? opts.windowsPerDay : undefined;
+    const probe: Forecaster = forecasters[opts.forecaster]();
+    const minHistory = probe.minHistory({ period });
+
+    // A forecaster that rejects its history (e.g. a diverging fit) falls back to the last window: the scaler must
+    // keep running, and the seasonal models only refuse series they cannot fit.
+    const forecast2 = (hist: readonly number[]): [number, number] => {
+      try {
+        const f = forecasters[opts.forecaster]();
+        f.fit(hist.slice(-opts.maxHistoryWindows), { period, seed: 1 });
+        const p = f.forecast(2).point;
+        return [p[0]!, p[1]!];
+      } catch (err) {
+        if (!(err instanceof UserError)) throw err;
+        const last = hist[hist.length - 1] ?? 0;
+        return [last, last];
+      }
+    };
+
+    const decidePool = (s: ScalingSignals, p: PoolStatus, out: ScaleAction[]) => {
+      let st = states.get(p.name);
+      if (!st) {
+        st = {
+          promptHist: [], outputHist: [], accPrompt: 0, accOutput: 0, windowEnd: opts.windowS,
+          desired: undefined, scaledInThisWindow: false, overloaded: new Set(),
+        };
+        states.set(p.name, st);
+      }
+      for (const a of s.arrivals) {
+        if (a.model !== p.model) continue;
+        st.accPrompt += a.inputTokens;
+        st.accOutput += a.predictedOutputTokens;
+      }
+      const current = p.provisioning + p.ready;
+      st.desired ??= current;
+      // Rule A: window boundary.
+      if (s.now >= st.windowEnd - 1e-9) {
+        st.promptHist.push(st.accPrompt);
+        st.outputHist.push(st.accOutput);
+        st.accPrompt = 0;
+        st.accOutput = 0;
+        while (st.windowEnd <= s.now + 1e-9) st.windowEnd += opts.windowS;
+        st.scaledInThisWindow = false;
+        if (st.promptHist.length >= minHistory) {
+          const [pNow, pNext] = forecast2(st.promptHist);
+          const [dNow, dNext] = forecast2(st.outputHist);
+          const next = tier1Target(pNext, dNext, opts.windowS, opts);
+          const target = opts.boundaryTarget === 'max' ? Math.max(next, tier1Target(pNow, dNow, opts.windowS, opts)) : next;
+          st.desired = Math.max(1, target);
+          st.overloaded.clear();
+        }
+      }
+      const warm = st.promptHist.length >= minHistory;
+      if (!warm && opts.warmup === 'hold') {
+        st.desired = Math.max(p.minCount, Math.min(p.maxCount, st.desired));
+        const d0 = st.desired - current;
+        if (d0 > 0) out.push({ kind: 'add', pool: p.name, count: d0, reason: 'warmup-hold' });
+        else if (d0 < 0) out.push({ kind: 'remove', pool: p.name, count: -d0, reason: 'warmup-hold' });
+        return;
+      }
+      // Rules B and C over the ready instances' projections.
+      let allLow = p.ready > 0;
+      let sumPeak = 0;
+      let maxPeak = 0;
+      let newlyOverloaded = 0;
+      const seen = new Set<number>();
+      for (const inst of s.view.instances) {
+        if (inst.pool !== p.name || inst.state !== 'ready') continue;
+        const proj = ant.project(inst);
+        const pk = peak(proj);
+        sumPeak += pk;
+        maxPeak = Math.max(maxPeak, pk);
+        if (pk >= opts.scaleDownThreshold) allLow = false;
+        if (stepsAbove(proj, opts.overloadThreshold) > overloadSteps) {
+          seen.add(inst.id);
+          if (!st.overloaded.has(inst.id)) newlyOverloaded++;
+        }
+      }
+      st.overloaded = seen;
+      let reason = 'tier1-target';
+      if (newlyOverloaded > 0) {
+        st.desired += newlyOverloaded;
+        reason = 'anticipated-overload';
+      } else if (allLow && !st.scaledInThisWindow) {
+        const divisor = opts.scaleDownDivisor === 'threshold' ? opts.scaleDownThreshold : opts.scaleDownDivisor === 'max-peak' ? maxPeak : 1;
+        const keep = Math.max(1, divisor > 0 ? Math.ceil(sumPeak / divisor - 1e-9) : 1);
+        if (keep < Math.min(st.desired, current)) {
+          st.desired = keep;
+          st.scaledInThisWindow = true;
+          reason = 'anticipated-underload';
+        }
+      }
+      st.desired = Math.max(p.minCount, Math.min(p.maxCount, st.desired));
+      const delta = st.desired - current;
+      if (delta > 0) out.push({ kind: 'add', pool: p.name, count: delta, reason });
+      else if (delta < 0) out.push({ kind: 'remove', pool: p.name, count: -delta, reason });
+    };
+
+    return {
+      name: 'preserve',
+      decide(s) {
+        const out: ScaleAction[] = [];
+        for (const p of s.pools) decidePool(s, p, out);
+        return out.length > 0 ? out : [{ kind: 'hold', reason: 'at-target' }];
+      },
+    };
+  },
+});

@@ -1,0 +1,69 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { probeCapacity } from '../../../src/policy/preserve/capacity-probe.ts';
+import { preserveMetrics } from '../../../src/policy/preserve/metrics.ts';
+import { loadScenario } from '../../../src/scenario/load.ts';
+import { simulate, type SimResult } from '../../../src/sim/simulator.ts';
+
+const ROUTING = resolve(import.meta.dirname, '../../../scenarios/preserve-routing.yaml');
+const SCALING = resolve(import.meta.dirname, '../../../scenarios/preserve-scaling.yaml');
+
+function run(file: string, sets: string[], mode: 'fast' | 'step' = 'fast'): SimResult {
+  const { scenario, baseDir } = loadScenario({ file, sets });
+  return simulate(scenario, baseDir, { mode });
+}
+
+function outcomes(res: SimResult) {
+  const rows: string[] = [];
+  for (let i = 0; i < res.log.n; i++) {
+    rows.push([res.log.status[i], res.log.instance[i], res.log.ttft[i], res.log.e2e[i], res.log.preemptions[i]].join(','));
+  }
+  return rows;
+}
+
+test('the routing scenario runs every router and predictor briefly; every request completes', () => {
+  for (const policy of ['preserve', 'llumnix', 'round-robin', 'least-loaded']) {
+    for (const pred of policy === 'preserve' ? ['oracle', 'noisy', 'learned'] : ['oracle']) {
+      const res = run(ROUTING, [`routing.policy=${policy}`, `prediction.length=${pred}`, 'workload.synthetic.durationS=20']);
+      const m = preserveMetrics(res);
+      assert.ok(m.requests > 150, `${policy}/${pred}: ${m.requests} requests`);
+      assert.equal(m.completed, m.requests, `${policy}/${pred}`);
+      assert.ok(m.meanTtftS > 0 && m.p99NormLatencyS >= m.meanNormLatencyS * 0.5, `${policy}/${pred}`);
+    }
+  }
+});
+
+test('the preserve router gives the same per-request results in fast and step mode (tight KV, preemptions)', () => {
+  // Half the KV and a higher rate make instances preempt, so the anticipator sees preempted and extended requests.
+  const sets = ['routing.policy=preserve', 'prediction.length=noisy', 'workload.synthetic.durationS=20', 'workload.synthetic.arrivals.ratePerS=20', 'engine.kvCapacityTokens=5000'];
+  const fast = run(ROUTING, sets, 'fast');
+  const step = run(ROUTING, sets, 'step');
+  assert.ok(step.preemptions > 0, 'the run must exercise preemption');
+  assert.deepEqual(outcomes(fast), outcomes(step));
+  assert.equal(fast.iterations, step.iterations);
+});
+
+test('the scaling scenario runs briefly under preserve, static and reactive and stays within 1..8 instances', () => {
+  // A 2-window "day" and seasonal-naive need 4 windows of history: Tier 1 acts from t = 200 s on.
+  const short = ['workload.synthetic.durationS=600', 'scaling.options.windowS=50', 'scaling.options.windowsPerDay=2', 'scaling.options.forecaster=seasonal-naive'];
+  const res = run(SCALING, short);
+  const m = preserveMetrics(res, { referenceInstances: 8 });
+  assert.equal(m.completed, m.requests);
+  assert.ok(m.resourceVsReference < 1, `preserve should shed instances at night (${m.resourceVsReference})`);
+  for (const r of res.timeline.rows) assert.ok(r.ready + r.provisioning >= 1 && r.ready + r.provisioning <= 8, `t=${r.tS}: ${r.ready}+${r.provisioning}`);
+  const stat = run(SCALING, ['workload.synthetic.durationS=600', 'scaling.policy=static', 'scaling.options={}']);
+  assert.ok(Math.abs(preserveMetrics(stat, { referenceInstances: 8 }).resourceVsReference - 1) < 1e-9);
+  const reactive = run(SCALING, ['workload.synthetic.durationS=600', 'scaling.policy=reactive', 'scaling.options={}']);
+  assert.equal(preserveMetrics(reactive).completed, preserveMetrics(reactive).requests);
+});
+
+test('the capacity probe finds a rate one instance sustains and reports its token rates', () => {
+  const { scenario, baseDir } = loadScenario({ file: ROUTING, sets: [] });
+  const p = probeCapacity(scenario, baseDir, { durationS: 60, steps: 4, hiRatePerS: 8 });
+  assert.ok(p.ratePerS > 0.1 && p.ratePerS < 8);
+  assert.ok(p.muPrefill > 0 && p.muDecode > 0);
+  assert.equal(p.muTotal, p.muPrefill + p.muDecode);
+  // Every rate above the answer that was tried missed the target; every one at or below met it.
+  for (const t of p.trials) assert.equal(t.attainment >= 0.99, t.ratePerS <= p.ratePerS + 1e-12, `rate ${t.ratePerS}`);
+});

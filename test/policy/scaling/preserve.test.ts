@@ -1,0 +1,110 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { tier1Target } from '../../../src/policy/scaling/preserve.ts';
+import { createScaler } from '../../../src/policy/scaling/registry.ts';
+import type { PoolStatus, ScaleAction, ScalingSignals } from '../../../src/policy/scaling/types.ts';
+import type { InstanceView } from '../../../src/policy/types.ts';
+import { Rng } from '../../../src/util/rng.ts';
+import { fleetView, instance, prog } from '../preserve/helpers.ts';
+
+const ctx = { rng: new Rng(1) };
+const MU = { muPrefill: 10, muDecode: 10, muTotal: 15 };
+
+function pool(ready: number, provisioning = 0): PoolStatus {
+  return { name: 'p', model: 'm', hardware: 'a6000', region: '', tp: 1, pp: 1, provisioning, ready, draining: 0, minCount: 1, maxCount: 8, kvUtilization: 0, outstandingRequests: 0, waiting: 0 };
+}
+function signals(now: number, insts: InstanceView[], arrivals: { input: number; output: number } | null, provisioning = 0): ScalingSignals {
+  return {
+    now, intervalS: 10, pools: [pool(insts.length, provisioning)],
+    arrivals: arrivals ? [{ model: 'm', region: '', tier: '', requests: 1, inputTokens: arrivals.input, predictedOutputTokens: arrivals.output }] : [],
+    view: fleetView(insts, now),
+  };
+}
+const net = (acts: ScaleAction[]) => acts.reduce((s, a) => s + (a.kind === 'add' ? a.count : a.kind === 'remove' ? -a.count : 0), 0);
+/** An instance at 50 % KV for the whole window: neither overloaded nor under 30 %. */
+const busy = (id: number) => instance(id, [prog({ inputTokens: 500, predicted: 500, generated: 1 })], { kvCapacityTokens: 1000 });
+
+test('the Tier-1 target is ceil(max(P̂/μ_p, D̂/μ_d, (P̂ + D̂)/μ_pd)) with μ scaled to the window', () => {
+  // P̂ = 1,500, D̂ = 1,000 over 100 s at μ = 10/10/15 tokens/s → max(1.5, 1.0, 1.667) → 2
+  assert.equal(tier1Target(1500, 1000, 100, MU), 2);
+  // exactly 2 stays 2; decode-bound: D̂ = 2,100 → 2.1 → 3
+  assert.equal(tier1Target(2000, 0, 100, MU), 2);
+  assert.equal(tier1Target(100, 2100, 100, MU), 3);
+  assert.equal(tier1Target(0, 0, 100, MU), 0);
+});
+
+test('at a window boundary the scaler moves to the forecast target once the forecaster has enough history', () => {
+  // seasonal-naive without a period needs 2 windows; it forecasts the last window's sums.
+  const s = createScaler('preserve', { ...MU, windowS: 100, windowsPerDay: 1, forecaster: 'seasonal-naive' }, ctx);
+  const insts = [busy(0)];
+  let last: ScaleAction[] = [];
+  // 10 ticks per window, 150 prompt + 100 output tokens a tick → P = 1,500, D = 1,000 per window → target 2.
+  for (let t = 10; t <= 190; t += 10) {
+    last = s.decide(signals(t, insts, { input: 150, output: 100 }));
+    assert.equal(net(last), 0, `no change before the second window closes (t = ${t})`);
+  }
+  last = s.decide(signals(200, insts, { input: 150, output: 100 }));
+  assert.deepEqual(last, [{ kind: 'add', pool: 'p', count: 1, reason: 'tier1-target' }]);
+  // The target holds inside the window: with 2 instances there is nothing more to do.
+  assert.equal(net(s.decide(signals(210, [busy(0), busy(1)], { input: 150, output: 100 }))), 0);
+});
+
+test('one more instance per instance entering an overload episode (> 10 of the next 100 steps above 95 % KV)', () => {
+  const s = createScaler('preserve', { ...MU, windowS: 1000, windowsPerDay: 1, warmup: 'rules-b-c' }, ctx);
+  // M = 1,000: 960 + j tokens for 30 more steps → above 950 on all 30 → overloaded.
+  const hot = (id: number) => instance(id, [prog({ inputTokens: 960, predicted: 40, generated: 11 })], { kvCapacityTokens: 1000 });
+  const edge = (id: number) => instance(id, [prog({ inputTokens: 945, predicted: 25, generated: 1 })], { kvCapacityTokens: 1000 });
+  assert.equal(net(s.decide(signals(10, [hot(0), busy(1)], null))), 1);
+  // Still overloaded at the next tick: the same episode, no second instance (the pool now has 3).
+  assert.equal(net(s.decide(signals(20, [hot(0), busy(1), busy(2)], null))), 0);
+  // Instance 1 enters an episode too → +1.
+  assert.equal(net(s.decide(signals(30, [hot(0), hot(1), busy(2)], null))), 1);
+  // 945 + j > 950 for j = 6..24 (19 of 100 steps) → overloaded; 10 or fewer would not be.
+  const s2 = createScaler('preserve', { ...MU, windowS: 1000, windowsPerDay: 1, warmup: 'rules-b-c' }, ctx);
+  assert.equal(net(s2.decide(signals(10, [edge(0)], null))), 1);
+  const mild = instance(0, [prog({ inputTokens: 945, predicted: 16, generated: 1 })], { kvCapacityTokens: 1000 }); // j = 6..15: 10 steps
+  const s3 = createScaler('preserve', { ...MU, windowS: 1000, windowsPerDay: 1, warmup: 'rules-b-c' }, ctx);
+  assert.equal(net(s3.decide(signals(10, [mild], null))), 0);
+});
+
+test('at most one scale-in per window, to ceil(Σ peak / 0.3), when every projection stays below 30 %', () => {
+  const s = createScaler('preserve', { ...MU, windowS: 100, windowsPerDay: 1, forecaster: 'seasonal-naive', warmup: 'rules-b-c' }, ctx);
+  // Four instances at 10 % (M = 1,000: 100 tokens) → Σ peak 0.4 + ... → keep ⌈(0.1 + 0.1 + 0.1 + 0.101·0)/0.3⌉
+  const low = (id: number, tokens: number) => instance(id, [prog({ inputTokens: tokens, predicted: 1, generated: 1 })], { kvCapacityTokens: 1000 });
+  const four = [low(0, 100), low(1, 100), low(2, 100), low(3, 100)];
+  // Σ peak = 0.4 → keep ⌈1.33⌉ = 2 → remove 2.
+  assert.deepEqual(s.decide(signals(10, four, null)), [{ kind: 'remove', pool: 'p', count: 2, reason: 'anticipated-underload' }]);
+  // Later in the same window, with 2 left and still idle: no second scale-in.
+  assert.equal(net(s.decide(signals(20, [low(0, 10), low(1, 10)], null))), 0);
+  // One instance above 30 % blocks it: 'max-peak' divisor variant after the next window opens is not reached here.
+  const s2 = createScaler('preserve', { ...MU, windowS: 100, windowsPerDay: 1, warmup: 'rules-b-c' }, ctx);
+  assert.equal(net(s2.decide(signals(10, [low(0, 100), low(1, 350)], null))), 0);
+  // Divisor 'one' packs to 100 %: Σ 0.4 → keep 1.
+  const s3 = createScaler('preserve', { ...MU, windowS: 100, windowsPerDay: 1, scaleDownDivisor: 'one', warmup: 'rules-b-c' }, ctx);
+  assert.equal(net(s3.decide(signals(10, four, null))), -3);
+});
+
+test('before Tier 1 has history the fleet is held by default (the paper falls back to default scaling)', () => {
+  const hot = instance(0, [prog({ inputTokens: 960, predicted: 40, generated: 11 })], { kvCapacityTokens: 1000 });
+  const idle = instance(1, [], { kvCapacityTokens: 1000 });
+  const s = createScaler('preserve', { ...MU, windowS: 100, windowsPerDay: 1, forecaster: 'seasonal-naive' }, ctx);
+  assert.equal(net(s.decide(signals(10, [hot, idle], null))), 0);
+  assert.equal(net(s.decide(signals(20, [idle, instance(2, [], { kvCapacityTokens: 1000 })], null))), 0);
+  // Once warm (2 windows of history) Tier 1 takes over: zero tokens forecast → 1 instance (at least one is kept).
+  for (let t = 30; t <= 200; t += 10) s.decide(signals(t, [busy(0), busy(1)], { input: 0, output: 0 }));
+  assert.equal(net(s.decide(signals(210, [idle, instance(2, [], { kvCapacityTokens: 1000 })], null))), -1);
+});
+
+test('the preserve scaler needs its capacities and names a bad one', () => {
+  assert.throws(() => createScaler('preserve', {}, ctx), /scaling\.options\.muPrefill/);
+  assert.throws(() => createScaler('preserve', { ...MU, windowS: -1 }, ctx), /scaling\.options\.windowS/);
+});
+
+test('static holds the configured count and restores it', () => {
+  const s = createScaler('static', { count: 3 }, ctx);
+  assert.deepEqual(s.decide(signals(10, [busy(0)], null)), [{ kind: 'add', pool: 'p', count: 2, reason: 'static-count' }]);
+  assert.equal(net(s.decide(signals(20, [busy(0), busy(1), busy(2)], null))), 0);
+  const keep = createScaler('static', {}, ctx);
+  assert.equal(net(keep.decide(signals(10, [busy(0), busy(1)], null))), 0);
+  assert.equal(net(keep.decide(signals(20, [busy(0)], null))), 1);
+});
