@@ -95,10 +95,25 @@ export const scenarioSchema = z
     routing: z
       .object({
         policy: z.enum(ROUTER_NAMES).default('round-robin'),
+        /** Options of the selected policy (merged over its `perPolicy` entry). */
+        options: z.record(z.string(), z.unknown()).default({}),
+        /** Options per policy name, so one scenario can be switched between policies with `--set routing.policy=…`. */
+        perPolicy: z.partialRecord(z.enum(ROUTER_NAMES), z.record(z.string(), z.unknown())).default({}),
+      })
+      .strict()
+      .default({ policy: 'round-robin', options: {}, perPolicy: {} }),
+    /**
+     * The waiting-queue order of every instance (fcfs, edf, pf, dpa; see policy/scheduling/). Unset: the
+     * top-level `engine.queueOrder` (default fcfs) decides, so older scenarios run as before; a pool's own
+     * `engine.queueOrder` still wins. `options` go to the order (tier deadlines, DPA's τ_n / τ_p).
+     */
+    scheduling: z
+      .object({
+        policy: z.enum(Object.keys(queueOrders) as [keyof typeof queueOrders]).optional(),
         options: z.record(z.string(), z.unknown()).default({}),
       })
       .strict()
-      .default({ policy: 'round-robin', options: {} }),
+      .default({ options: {} }),
     scaling: z
       .object({
         /**
@@ -107,7 +122,10 @@ export const scenarioSchema = z
          */
         policy: z.enum([...SCALER_NAMES, 'scheduled']).default('none'),
         intervalS: z.number().positive().default(60),
+        /** Options of the selected policy (merged over its `perPolicy` entry). */
         options: z.record(z.string(), z.unknown()).default({}),
+        /** Options per policy name, so one scenario can be switched between policies with `--set scaling.policy=…`. */
+        perPolicy: z.partialRecord(z.enum(SCALER_NAMES), z.record(z.string(), z.unknown())).default({}),
         /** Fixed add/drain actions at fixed times (experiments, tests). */
         actions: z.array(scheduledActionSchema).default([]),
         /** Enforced outside the policy (see policy/scaling/governor.ts). */
@@ -116,7 +134,7 @@ export const scenarioSchema = z
         maxStep: posInt.default(1_000_000),
       })
       .strict()
-      .default({ policy: 'none', intervalS: 60, options: {}, actions: [], upCooldownS: 0, downCooldownS: 300, maxStep: 1_000_000 }),
+      .default({ policy: 'none', intervalS: 60, options: {}, perPolicy: {}, actions: [], upCooldownS: 0, downCooldownS: 300, maxStep: 1_000_000 }),
     /** Output-length prediction policies see (`predictedOutputTokens`); the engine always uses the true length. */
     prediction: z
       .object({
@@ -143,5 +161,10 @@ export const scenarioSchema = z
   .strict();
 
 export type Scenario = z.output<typeof scenarioSchema>;
+
+/** The options a policy family's selected policy gets: its `perPolicy` entry, overridden by `options`. */
+export function selectedOptions(section: { policy: string; options: Record<string, unknown>; perPolicy: Partial<Record<string, Record<string, unknown>>> }): Record<string, unknown> {
+  return { ...section.perPolicy[section.policy], ...section.options };
+}
 export type PoolSpec = z.output<typeof poolSchema>;
 export type EngineSpec = z.output<typeof engineSchema>;

@@ -9,8 +9,10 @@ import { createRouter } from '../policy/routing/registry.ts';
 import { Governor } from '../policy/scaling/governor.ts';
 import { createScaler } from '../policy/scaling/registry.ts';
 import type { PoolStatus } from '../policy/scaling/types.ts';
-import { queueOrders } from '../policy/scheduling/registry.ts';
-import type { Scenario } from '../scenario/schema.ts';
+import { queueOrders, type QueueOrderName } from '../policy/scheduling/registry.ts';
+import { parseQueueOrderOptions } from '../policy/scheduling/tier-queue.ts';
+import type { QueueOrderFactory } from '../policy/scheduling/types.ts';
+import { selectedOptions, type Scenario } from '../scenario/schema.ts';
 import { ConfigError, UserError, invariant } from '../util/errors.ts';
 import { Rng, hash32 } from '../util/rng.ts';
 import { lengthPredictors } from '../forecast/length/registry.ts';
@@ -84,10 +86,20 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
       priceUsdPerDeviceHour: hardware.priceUsdPerHour,
       perf: perf ?? at(() => makePerfModel(p.perf ?? sc.perf, dep, baseDir)),
       engine,
-      queueOrder: queueOrders[e.queueOrder],
+      queueOrder: bindQueueOrder(p.engine?.queueOrder ?? sc.scheduling?.policy ?? sc.engine.queueOrder, sc.scheduling?.options),
       provisionS: sc.fleet.provisioning.vmAcquireS + sc.fleet.provisioning.modelLoadS,
     };
   });
+}
+
+/**
+ * The queue order a pool's instances use: a pool's own `engine.queueOrder` wins, then the scenario's
+ * `scheduling.policy`, then the top-level `engine.queueOrder`. `scheduling.options` are validated here, once.
+ */
+function bindQueueOrder(name: QueueOrderName, options: Record<string, unknown> | undefined): QueueOrderFactory {
+  const order = queueOrders[name];
+  const parsed = parseQueueOrderOptions(name, options ?? {});
+  return (ctx) => order({ now: ctx?.now ?? (() => 0), options: parsed });
 }
 
 /** Runs one scenario to the end (or to `endS`) and returns what was measured. */
@@ -107,9 +119,9 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     const limit = p.contextLength ?? getModel(p.model, catalog).contextLength;
     contextLimit.set(p.model, Math.max(limit, contextLimit.get(p.model) ?? 0));
   });
-  const router = createRouter(sc.routing.policy, sc.routing.options, { rng: rng.fork('router') });
+  const router = createRouter(sc.routing.policy, selectedOptions(sc.routing), { rng: rng.fork('router') });
   const scaling = sc.scaling;
-  const scaler = scaling.policy === 'none' || scaling.policy === 'scheduled' ? null : createScaler(scaling.policy, scaling.options, { rng: rng.fork('scaler') });
+  const scaler = scaling.policy === 'none' || scaling.policy === 'scheduled' ? null : createScaler(scaling.policy, selectedOptions(scaling), { rng: rng.fork('scaler') });
   const governor = new Governor({ upCooldownS: scaling.upCooldownS, downCooldownS: scaling.downCooldownS, maxStep: scaling.maxStep });
   // Output-length prediction: what policies see at arrival; it learns from each completion.
   const predictor = lengthPredictors[sc.prediction.length](hash32(`${sc.seed}/prediction`));
@@ -127,6 +139,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
       log.finish(r);
       timeline.completed++;
       inflight--;
+      if (heldCount > 0) offerModels.add(r.model);
     },
   });
   for (const p of pools) {
@@ -149,6 +162,34 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   let pending: TraceRequest | null = null;
   pullArrival();
   const deferred: SimRequest[] = [];
+  // Requests a router holds at the gateway (`defer` with `hold: true`, e.g. SageServe's NIW queue manager):
+  // one FIFO per model, offered to the router again, head first, whenever a request of that model finishes
+  // (the endpoint's signal) and at every timeline sample. Unlike `deferred`, they are not dropped after
+  // `maxDeferS`; whatever is still held when the run ends is dropped as 'held'. No router holds by default.
+  const held = new Map<string, { items: SimRequest[]; head: number }>();
+  const offerModels = new Set<string>();
+  let heldCount = 0;
+  let lastHold = false;
+  const hold = (r: SimRequest) => {
+    let h = held.get(r.model);
+    if (!h) held.set(r.model, (h = { items: [], head: 0 }));
+    h.items.push(r);
+    heldCount++;
+  };
+  const offerHeld = (model: string, t: number) => {
+    const h = held.get(model);
+    if (!h) return;
+    while (h.head < h.items.length) {
+      const r = h.items[h.head]!;
+      if (!dispatch(r, t)) break;
+      h.items[h.head++] = undefined as unknown as SimRequest;
+      heldCount--;
+    }
+    if (h.head > 1024 && h.head * 2 > h.items.length) {
+      h.items = h.items.slice(h.head);
+      h.head = 0;
+    }
+  };
 
   const drop = (r: SimRequest, reason: string) => {
     r.status = 'dropped';
@@ -161,7 +202,10 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   const dispatch = (r: SimRequest, t: number): boolean => {
     fleet.now = t;
     const d = router.route(r, fleet);
-    if (d.kind === 'defer') return false;
+    if (d.kind === 'defer') {
+      lastHold = d.hold === true;
+      return false;
+    }
     const inst = fleet.instances[d.to];
     invariant(inst !== undefined && inst.state === 'ready' && inst.model === r.model, `router ${router.name} chose an instance that cannot take the request`);
     if (!inst.engine.canEverFit(r)) {
@@ -178,7 +222,10 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     let w = 0;
     for (const r of deferred) {
       if (t - r.arrivalS > sc.maxDeferS) drop(r, 'no-instance');
-      else if (!dispatch(r, t)) deferred[w++] = r;
+      else if (!dispatch(r, t)) {
+        if (lastHold) hold(r);
+        else deferred[w++] = r;
+      }
     }
     deferred.length = w;
   };
@@ -227,7 +274,10 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         const limit = contextLimit.get(r.model);
         if (limit === undefined) drop(r, 'unknown-model');
         else if (r.inputTokens + r.outputTokens > limit) drop(r, 'context-length');
-        else if (!dispatch(r, now)) deferred.push(r);
+        else if (!dispatch(r, now)) {
+          if (lastHold) hold(r);
+          else deferred.push(r);
+        }
         pullArrival();
         if (opts.onProgress && (arrived & 0x3fff) === 0) opts.onProgress(now, arrived);
         break;
@@ -238,6 +288,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
           events--; // a superseded event: the run it ended was cut short
           break;
         }
+        fleet.now = now; // deadline-aware queue orders read the clock while the engine builds the batch
         const next = inst.engine.onBoundary(now);
         if (!Number.isNaN(next)) q.push({ kind: 'boundary', t: next, instance: inst.id, gen: inst.engine.gen });
         else if (inst.state === 'draining') fleet.stopIfDrained(inst, now);
@@ -247,11 +298,13 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         const inst = fleet.instances[ev.instance]!;
         fleet.markReady(inst, now);
         retryDeferred(now);
+        if (heldCount > 0) offerModels.add(inst.model);
         break;
       }
       case 'sample': {
         if (deferred.length > 0) retryDeferred(now);
-        timeline.sample(now, fleet, deferred.length);
+        if (heldCount > 0) for (const m of [...held.keys()].sort()) offerHeld(m, now);
+        timeline.sample(now, fleet, deferred.length + heldCount);
         if (workLeft()) q.push({ kind: 'sample', t: now + sc.output.timelineIntervalS });
         break;
       }
@@ -286,10 +339,18 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         throw new Error(`unknown event ${JSON.stringify(never)}`);
       }
     }
+    if (offerModels.size > 0) {
+      for (const m of [...offerModels].sort()) offerHeld(m, now);
+      offerModels.clear();
+    }
     if (!workLeft()) break;
   }
   // Whatever is still waiting for an instance when the run ends was never served.
   for (const r of deferred) drop(r, 'no-instance');
+  for (const m of [...held.keys()].sort()) {
+    const h = held.get(m)!;
+    for (let i = h.head; i < h.items.length; i++) drop(h.items[i]!, 'held');
+  }
   if (endS < 0) endS = now;
   timeline.finish(endS, fleet, 0);
   let iterations = 0;

@@ -47,7 +47,7 @@ export function probeCapacity(base: Scenario, baseDir: string, o: Partial<ProbeO
       ...base,
       workload: { synthetic: { ...syn, durationS: opts.durationS, maxRequests: undefined, arrivals: { kind: 'poisson', ratePerS: rate } } },
       fleet: { ...base.fleet, pools: [{ ...pool, count: 1, minCount: 1, maxCount: 1 }] },
-      routing: { policy: 'round-robin', options: {} },
+      routing: { policy: 'round-robin', options: {}, perPolicy: {} },
       scaling: { ...base.scaling, policy: 'none', options: {}, actions: [] },
       endS: undefined,
     };
