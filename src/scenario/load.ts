@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { applyOverrides, formatPath, readConfigFile, validateConfig } from '../util/config-file.ts';
+import { applyOverrides, readConfigFile, validateConfig, type ConfigDoc } from '../util/config-file.ts';
 import { UserError } from '../util/errors.ts';
 import { TRACE_FORMATS, type TraceFormat } from '../workload/types.ts';
 import { scenarioSchema, type Scenario } from './schema.ts';
@@ -26,16 +26,26 @@ export interface LoadedScenario {
   source: string;
 }
 
-/** Reads, overrides and validates a scenario; every problem is one ConfigError/UserError naming where it is. */
-export function loadScenario(input: ScenarioInput): LoadedScenario {
-  const source = input.file ? resolve(input.file) : DEFAULT_SCENARIO;
-  if (!existsSync(source)) throw new UserError(`${input.file}: no such scenario file`);
+/** A path of the raw scenario set by a flag (or a comparison variant), and how to name it in errors. */
+export interface FlagOverride {
+  path: PropertyKey[];
+  flag: string;
+}
+
+/** Reads a scenario file as a mapping, with line positions kept for errors. */
+export function readScenarioDoc(file: string | undefined, fallback = DEFAULT_SCENARIO): { doc: ConfigDoc; source: string } {
+  const source = file ? resolve(file) : fallback;
+  if (!existsSync(source)) throw new UserError(`${file ?? source}: no such scenario file`);
   const doc = readConfigFile(source);
   if (doc.raw === null || typeof doc.raw !== 'object' || Array.isArray(doc.raw)) {
     throw new UserError(`${source}: expected a YAML mapping at the top level`);
   }
-  const raw = doc.raw as Record<string, unknown>;
-  const overridden: { path: PropertyKey[]; flag: string }[] = [];
+  return { doc, source };
+}
+
+/** Applies `--trace`, `--seed` and `--set` to a raw scenario in place; returns which flag set which path. */
+export function applyScenarioFlags(raw: Record<string, unknown>, input: ScenarioInput): FlagOverride[] {
+  const overridden: FlagOverride[] = [];
   if (input.trace) {
     const format = input.trace.format;
     if (format !== undefined && !(TRACE_FORMATS as readonly string[]).includes(format)) {
@@ -54,10 +64,16 @@ export function loadScenario(input: ScenarioInput): LoadedScenario {
   }
   const sets = input.sets ?? [];
   applyOverrides(raw, sets).forEach((path, i) => overridden.push({ path, flag: `--set ${sets[i]}` }));
-  const scenario = validateConfig(doc, scenarioSchema, (p) => {
-    // The most specific override covering the failing path is where the bad value came from; an override
-    // that created the failing field's parent (`--set perf.calibrated=true` without a kind) counts too.
-    let best: { path: PropertyKey[]; flag: string } | undefined;
+  return overridden;
+}
+
+/**
+ * Validates a raw scenario read from `doc`. A failing path is blamed on the most specific flag that set it (or
+ * that created its parent: `--set perf.calibrated=true` without a kind), otherwise on the file line.
+ */
+export function validateScenario(doc: ConfigDoc, raw: Record<string, unknown>, overridden: readonly FlagOverride[]): Scenario {
+  return validateConfig({ ...doc, raw }, scenarioSchema, (p) => {
+    let best: FlagOverride | undefined;
     const parent = p.slice(0, -1);
     for (const o of overridden) {
       const covers = o.path.length <= p.length && o.path.every((k, i) => k === p[i]);
@@ -66,7 +82,12 @@ export function loadScenario(input: ScenarioInput): LoadedScenario {
     }
     return best?.flag;
   });
-  return { scenario, baseDir: dirname(source), source };
 }
 
-export { formatPath };
+/** Reads, overrides and validates a scenario; every problem is one ConfigError/UserError naming where it is. */
+export function loadScenario(input: ScenarioInput): LoadedScenario {
+  const { doc, source } = readScenarioDoc(input.file);
+  const raw = doc.raw as Record<string, unknown>;
+  const scenario = validateScenario(doc, raw, applyScenarioFlags(raw, input));
+  return { scenario, baseDir: dirname(source), source };
+}

@@ -5,6 +5,7 @@ import { summarize } from '../../metrics/summary.ts';
 import { loadScenario } from '../../scenario/load.ts';
 import { simulate } from '../../sim/simulator.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
+import { formatCommand, writeRunReport } from '../../report/run-report.ts';
 import { printSummary } from '../print.ts';
 import { parseIntFlag, progressReporter } from '../util.ts';
 
@@ -19,8 +20,9 @@ export function registerSimulate(program: Command): void {
     .addOption(new Option('--engine <mode>', 'fast: jump over unchanged decode runs; step: one event per iteration').choices(['fast', 'step']).default('fast'))
     .option('--seed <n>', 'random seed (overrides the scenario)')
     .option('--out <dir>', 'output folder', 'out/simulate')
+    .option('--no-report', 'skip report.html (charts take ≈0.5–1 s to render)')
     .option('--quiet', 'print nothing but errors')
-    .action(async (o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; engine: 'fast' | 'step'; seed?: string; out: string; quiet?: boolean }) => {
+    .action(async (o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; engine: 'fast' | 'step'; seed?: string; out: string; report: boolean; quiet?: boolean }) => {
       const { scenario, baseDir } = loadScenario({
         file: o.scenario,
         sets: o.set,
@@ -35,9 +37,10 @@ export function registerSimulate(program: Command): void {
       const summary = summarize(res, wall);
       const out = resolve(o.out);
       await writeRunOutputs(out, summary, res.log, res.timeline.rows);
+      if (o.report) await writeRunReport(out, { scenario, summary, log: res.log, timeline: res.timeline, command: formatCommand(process.argv.slice(2)) });
       if (!o.quiet) {
         printSummary(summary);
-        process.stdout.write(`\nwrote ${out}/summary.json, requests.csv, timeline.csv\n`);
+        process.stdout.write(`\nwrote ${out}/summary.json, requests.csv, timeline.csv${o.report ? ', report.html' : ''}\n`);
       }
     });
 }

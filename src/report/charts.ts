@@ -1,0 +1,289 @@
+import type { TopLevelSpec } from 'vega-lite';
+import type { RunDigest, TimelinePoint } from './digest.ts';
+import { paretoFrontier } from './pareto.ts';
+
+/** One run as a report shows it: a variant name and its digest. */
+export interface ReportRun {
+  name: string;
+  digest: RunDigest;
+}
+
+/** A chart: a stable id (the figure's anchor), a caption and its vega-lite spec. */
+export interface ChartSpec {
+  id: string;
+  title: string;
+  caption: string;
+  spec: TopLevelSpec;
+}
+
+const WIDTH = 520;
+const HEIGHT = 220;
+/** Tableau 10: readable on white, distinguishable for the common colour-vision deficiencies up to ~6 series. */
+const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
+const STATE_COLORS = { provisioning: '#edc948', ready: '#59a14f', draining: '#e15759' } as const;
+const CONFIG = { font: 'sans-serif', background: 'white', axis: { labelFontSize: 11, titleFontSize: 11 }, legend: { labelFontSize: 11 } };
+
+/**
+ * The report's charts for one or more runs, in display order. Latency CDFs, arrivals vs capacity,
+ * instances by state, KV utilisation and queue length always; cost vs SLO (Pareto frontier marked) when
+ * there are at least two runs; per-tier SLO violations when any run has tiers.
+ */
+export function reportCharts(runs: readonly ReportRun[]): ChartSpec[] {
+  const names = runs.map((r) => r.name);
+  const color = colorEncoding(names);
+  const time = timeAxis(runs);
+  const slo = runs[0]?.digest.summary.slo;
+  const charts: ChartSpec[] = [
+    cdfChart('ttft-cdf', 'TTFT', 'time to first token', runs, (d) => d.cdf.ttft, color, slo?.ttftS),
+    cdfChart('tpot-cdf', 'TPOT', 'time per output token after the first', runs, (d) => d.cdf.tpot, color, slo?.tpotS),
+    cdfChart('e2e-cdf', 'E2E', 'end-to-end latency', runs, (d) => d.cdf.e2e, color, undefined),
+    arrivalsChart(runs, color, time),
+    instancesChart(runs, time),
+    lineChart('kv-utilization', 'KV cache utilisation', 'Mean KV-block utilisation over serving instances', runs, color, time, (p) => p.kvUtilization, 'KV used', '%'),
+    lineChart('queue-length', 'Queue length', 'Requests waiting in engine queues plus requests the router deferred', runs, color, time, (p) => p.queued, 'queued requests', ''),
+  ];
+  if (runs.length >= 2) charts.push(costSloChart(runs, color));
+  if (runs.some((r) => r.digest.summary.tiers && Object.keys(r.digest.summary.tiers).length > 0)) charts.push(tierChart(runs, color));
+  return charts;
+}
+
+type ColorEnc = Record<string, unknown>;
+
+function colorEncoding(names: readonly string[]): ColorEnc {
+  return {
+    field: 'variant',
+    type: 'nominal',
+    title: 'variant',
+    sort: names,
+    scale: { domain: names, range: names.map((_, i) => PALETTE[i % PALETTE.length]) },
+    legend: names.length > 1 ? { orient: 'bottom', columns: 4 } : null,
+  };
+}
+
+interface TimeAxis {
+  div: number;
+  title: string;
+}
+
+function timeAxis(runs: readonly ReportRun[]): TimeAxis {
+  const span = Math.max(0, ...runs.flatMap((r) => r.digest.timeline.map((p) => p.tS)));
+  return span <= 3 * 3600 ? { div: 60, title: 'time (min)' } : { div: 3600, title: 'time (h)' };
+}
+
+function cdfChart(
+  id: string,
+  metric: string,
+  what: string,
+  runs: readonly ReportRun[],
+  pick: (d: RunDigest) => { valueS: number; fraction: number }[],
+  color: ColorEnc,
+  sloS: number | undefined,
+): ChartSpec {
+  const rows = runs.flatMap((r) => pick(r.digest).map((p) => ({ variant: r.name, valueS: p.valueS, fraction: p.fraction })));
+  const positive = rows.filter((r) => r.valueS > 0).map((r) => r.valueS);
+  const lo = positive.length ? Math.min(...positive) : 0;
+  const hi = positive.length ? Math.max(...positive) : 0;
+  // Latencies often span 3+ decades (20 ms to 60 s); a log axis keeps both ends readable.
+  const log = lo > 0 && hi / lo > 100;
+  const values = log ? rows.filter((r) => r.valueS > 0) : rows;
+  const layer: Record<string, unknown>[] = [
+    {
+      data: { values },
+      mark: { type: 'line', strokeWidth: 2 },
+      encoding: {
+        x: { field: 'valueS', type: 'quantitative', title: `${metric} (s${log ? ', log scale' : ''})`, scale: log ? { type: 'log' } : { zero: true } },
+        y: { field: 'fraction', type: 'quantitative', title: 'fraction of completed requests', axis: { format: '%' }, scale: { domain: [0, 1] } },
+        color,
+      },
+    },
+  ];
+  if (sloS !== undefined) {
+    layer.push({
+      data: { values: [{ slo: sloS }] },
+      mark: { type: 'rule', strokeDash: [5, 4], color: '#555' },
+      encoding: { x: { field: 'slo', type: 'quantitative' } },
+    });
+  }
+  return {
+    id,
+    title: `${metric} CDF`,
+    caption: `Distribution of ${what} over completed requests${sloS !== undefined ? `; dashed line: the SLO (${sloS} s)` : ''}.`,
+    spec: { config: CONFIG, width: WIDTH, height: HEIGHT, layer } as unknown as TopLevelSpec,
+  };
+}
+
+function timeRows(runs: readonly ReportRun[], time: TimeAxis, pick: (p: TimelinePoint) => number) {
+  return runs.flatMap((r) => r.digest.timeline.map((p) => ({ variant: r.name, t: p.tS / time.div, y: pick(p) })));
+}
+
+function arrivalsChart(runs: readonly ReportRun[], color: ColorEnc, time: TimeAxis): ChartSpec {
+  const first = runs[0];
+  const arrivals = first ? first.digest.timeline.map((p) => ({ t: p.tS / time.div, rate: p.arrivalsPerS })) : [];
+  const x = { field: 't', type: 'quantitative', title: time.title };
+  return {
+    id: 'arrivals-capacity',
+    title: 'Arrivals vs capacity',
+    caption: 'Grey area: request arrival rate (left axis, the same workload for every variant). Lines: serving instances, ready or draining (right axis).',
+    spec: {
+      config: CONFIG,
+      width: WIDTH,
+      height: HEIGHT,
+      layer: [
+        {
+          data: { values: arrivals },
+          mark: { type: 'area', color: '#c7c7c7', interpolate: 'step-before' },
+          encoding: { x, y: { field: 'rate', type: 'quantitative', title: 'arrivals (req/s)' } },
+        },
+        {
+          data: { values: timeRows(runs, time, (p) => p.ready + p.draining) },
+          mark: { type: 'line', interpolate: 'step-before', strokeWidth: 2 },
+          encoding: { x, y: { field: 'y', type: 'quantitative', title: 'serving instances', axis: { orient: 'right' } }, color },
+        },
+      ],
+      resolve: { scale: { y: 'independent' } },
+    } as TopLevelSpec,
+  };
+}
+
+function instancesChart(runs: readonly ReportRun[], time: TimeAxis): ChartSpec {
+  const states = Object.keys(STATE_COLORS) as (keyof typeof STATE_COLORS)[];
+  const values = runs.flatMap((r) =>
+    r.digest.timeline.flatMap((p) => states.map((state, order) => ({ variant: r.name, t: p.tS / time.div, state, order, count: p[state] }))),
+  );
+  const inner = {
+    mark: { type: 'area', interpolate: 'step-before' },
+    encoding: {
+      x: { field: 't', type: 'quantitative', title: time.title },
+      y: { field: 'count', type: 'quantitative', title: 'instances', stack: 'zero' },
+      color: { field: 'state', type: 'nominal', title: 'state', scale: { domain: states, range: states.map((s) => STATE_COLORS[s]) }, legend: { orient: 'bottom' } },
+      order: { field: 'order', type: 'quantitative' },
+    },
+  };
+  const spec =
+    runs.length > 1
+      ? {
+          config: CONFIG,
+          data: { values },
+          facet: { row: { field: 'variant', type: 'nominal', title: null, sort: runs.map((r) => r.name) } },
+          spec: { width: WIDTH, height: 80, ...inner },
+        }
+      : { config: CONFIG, width: WIDTH, height: HEIGHT, data: { values }, ...inner };
+  return {
+    id: 'instances-by-state',
+    title: 'Instances by state',
+    caption: 'Instances provisioning, ready and draining (stacked; mean over each plotted interval).',
+    spec: spec as TopLevelSpec,
+  };
+}
+
+function lineChart(
+  id: string,
+  title: string,
+  caption: string,
+  runs: readonly ReportRun[],
+  color: ColorEnc,
+  time: TimeAxis,
+  pick: (p: TimelinePoint) => number,
+  yTitle: string,
+  format: string,
+): ChartSpec {
+  return {
+    id,
+    title,
+    caption: `${caption}.`,
+    spec: {
+      config: CONFIG,
+      width: WIDTH,
+      height: HEIGHT,
+      data: { values: timeRows(runs, time, pick) },
+      mark: { type: 'line', interpolate: 'step-before', strokeWidth: 1.5 },
+      encoding: {
+        x: { field: 't', type: 'quantitative', title: time.title },
+        y: { field: 'y', type: 'quantitative', title: yTitle, ...(format ? { axis: { format } } : {}) },
+        color,
+      },
+    } as TopLevelSpec,
+  };
+}
+
+function costSloChart(runs: readonly ReportRun[], color: ColorEnc): ChartSpec {
+  const pts = runs.map((r) => ({ costUsd: r.digest.summary.fleet.costUsd, attainment: r.digest.summary.slo.attainment }));
+  const front = paretoFrontier(pts);
+  const onFront = new Set(front);
+  const values = runs.map((r, i) => ({ variant: r.name, cost: pts[i]!.costUsd, slo: pts[i]!.attainment, frontier: onFront.has(i) ? 'Pareto frontier' : 'dominated' }));
+  const frontier = front.map((i, order) => ({ cost: pts[i]!.costUsd, slo: pts[i]!.attainment, order }));
+  const x = { field: 'cost', type: 'quantitative', title: 'cost (USD)', scale: { zero: false, padding: 20 } };
+  const y = { field: 'slo', type: 'quantitative', title: 'SLO attainment', axis: { format: '%' }, scale: { zero: false, padding: 20 } };
+  return {
+    id: 'cost-vs-slo',
+    title: 'Cost vs SLO attainment',
+    caption: 'One point per variant. Diamonds joined by the red line are the Pareto frontier: no other variant is both cheaper and better on SLO.',
+    spec: {
+      config: CONFIG,
+      width: WIDTH,
+      height: HEIGHT + 40,
+      layer: [
+        { data: { values: frontier }, mark: { type: 'line', color: '#d62728', strokeWidth: 2 }, encoding: { x, y, order: { field: 'order', type: 'quantitative' } } },
+        {
+          data: { values },
+          mark: { type: 'point', filled: true, size: 140, opacity: 1 },
+          encoding: {
+            x,
+            y,
+            color,
+            shape: { field: 'frontier', type: 'nominal', title: null, scale: { domain: ['Pareto frontier', 'dominated'], range: ['diamond', 'circle'] }, legend: { orient: 'bottom' } },
+          },
+        },
+        { data: { values }, mark: { type: 'text', align: 'left', dx: 9, dy: -7, fontSize: 11 }, encoding: { x, y, text: { field: 'variant' } } },
+      ],
+    } as TopLevelSpec,
+  };
+}
+
+function tierChart(runs: readonly ReportRun[], color: ColorEnc): ChartSpec {
+  const values = runs.flatMap((r) =>
+    Object.entries(r.digest.summary.tiers ?? {})
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([tier, b]) => ({ variant: r.name, tier, violation: 1 - b.slo.attainment })),
+  );
+  return {
+    id: 'tier-violations',
+    title: 'SLO violations per tier',
+    caption: "Share of each tier's requests that missed their SLO (dropped and unfinished requests count as misses).",
+    spec: {
+      config: CONFIG,
+      width: WIDTH,
+      height: HEIGHT,
+      data: { values },
+      mark: { type: 'bar' },
+      encoding: {
+        x: { field: 'tier', type: 'nominal', title: 'tier', axis: { labelAngle: 0 } },
+        xOffset: { field: 'variant', type: 'nominal', sort: runs.map((r) => r.name) },
+        y: { field: 'violation', type: 'quantitative', title: 'requests missing the SLO', axis: { format: '%' } },
+        color,
+      },
+    } as TopLevelSpec,
+  };
+}
+
+/**
+ * Renders a vega-lite spec to an SVG string headlessly (vega's `renderer: 'none'` path: no canvas, no DOM,
+ * no network). Element ids get `idPrefix` so several SVGs can sit inline in one page without their clip
+ * paths and gradients colliding.
+ */
+export async function renderSvg(spec: TopLevelSpec, idPrefix: string): Promise<string> {
+  // Loaded on first use: vega costs ~0.3 s to import, which every CLI command would otherwise pay at start.
+  const [{ parse, View }, { compile }] = await Promise.all([import('vega'), import('vega-lite')]);
+  const view = new View(parse(compile(spec).spec), { renderer: 'none' });
+  try {
+    return prefixIds(await view.toSVG(), idPrefix);
+  } finally {
+    view.finalize();
+  }
+}
+
+function prefixIds(svg: string, prefix: string): string {
+  const ids = new Set([...svg.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1]!));
+  if (ids.size === 0) return svg;
+  return svg.replace(/(\sid="|url\(#|href="#)([^")]+)/g, (all, head: string, id: string) => (ids.has(id) ? `${head}${prefix}${id}` : all));
+}

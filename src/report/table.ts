@@ -1,0 +1,86 @@
+import type { Summary } from '../metrics/summary.ts';
+import { paretoFrontier } from './pareto.ts';
+
+/** One column of the comparison table; `value` is NaN where it does not apply (no completed request). */
+export interface Column {
+  key: string;
+  title: string;
+  better: 'min' | 'max';
+  value: (s: Summary) => number;
+  format: (v: number) => string;
+}
+
+export interface TableCell {
+  value: number;
+  text: string;
+  /** Best in its column (every tied value is marked). */
+  best: boolean;
+}
+
+export interface ComparisonTable {
+  columns: { key: string; title: string; better: 'min' | 'max' }[];
+  rows: { name: string; cells: TableCell[] }[];
+}
+
+const ms = (v: number) => (v < 1 ? `${(v * 1000).toFixed(1)} ms` : `${v.toFixed(2)} s`);
+const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
+/** A latency only exists when something completed; 0 would otherwise win the column. */
+const lat = (pick: (s: Summary) => number) => (s: Summary) => (s.requests.completed > 0 ? pick(s) : NaN);
+
+/** Columns in display order; tier columns come from the union of tier names, sorted. */
+export function comparisonColumns(summaries: readonly Summary[]): Column[] {
+  const tiers = [...new Set(summaries.flatMap((s) => Object.keys(s.tiers ?? {})))].sort();
+  return [
+    { key: 'cost', title: 'cost', better: 'min', value: (s) => s.fleet.costUsd, format: (v) => `$${v.toFixed(2)}` },
+    { key: 'gpuHours', title: 'GPU-h', better: 'min', value: (s) => s.fleet.gpuHours, format: (v) => v.toFixed(2) },
+    { key: 'slo', title: 'SLO', better: 'max', value: (s) => s.slo.attainment, format: pct },
+    ...tiers.map(
+      (t): Column => ({ key: `slo:${t}`, title: `SLO ${t}`, better: 'max', value: (s) => s.tiers?.[t]?.slo.attainment ?? NaN, format: pct }),
+    ),
+    { key: 'ttftP50', title: 'TTFT p50', better: 'min', value: lat((s) => s.ttft.p50), format: ms },
+    { key: 'ttftP99', title: 'TTFT p99', better: 'min', value: lat((s) => s.ttft.p99), format: ms },
+    { key: 'tpotP50', title: 'TPOT p50', better: 'min', value: lat((s) => s.tpot.p50), format: ms },
+    { key: 'tpotP99', title: 'TPOT p99', better: 'min', value: lat((s) => s.tpot.p99), format: ms },
+    { key: 'e2eP50', title: 'E2E p50', better: 'min', value: lat((s) => s.e2e.p50), format: ms },
+    { key: 'e2eP99', title: 'E2E p99', better: 'min', value: lat((s) => s.e2e.p99), format: ms },
+    { key: 'drops', title: 'drops', better: 'min', value: (s) => s.requests.dropped, format: (v) => String(v) },
+  ];
+}
+
+/**
+ * The comparison table with the best value of each column marked. Every cell that prints the same as the
+ * best value is marked too, so two variants that show $6.03 are tied rather than split by float noise.
+ */
+export function comparisonTable(entries: readonly { name: string; summary: Summary }[]): ComparisonTable {
+  const columns = comparisonColumns(entries.map((e) => e.summary));
+  const rows = entries.map((e) => ({
+    name: e.name,
+    cells: columns.map((c) => {
+      const value = c.value(e.summary);
+      return { value, text: Number.isFinite(value) ? c.format(value) : '–', best: false };
+    }),
+  }));
+  columns.forEach((c, j) => {
+    const cells = rows.map((r) => r.cells[j]!).filter((x) => Number.isFinite(x.value));
+    if (cells.length === 0) return;
+    const pick = c.better === 'min' ? Math.min : Math.max;
+    const bestText = cells.find((x) => x.value === pick(...cells.map((y) => y.value)))!.text;
+    for (const x of cells) x.best = x.text === bestText;
+  });
+  return { columns: columns.map(({ key, title, better }) => ({ key, title, better })), rows };
+}
+
+/** The table as fixed-width text; best values carry a trailing `*`. */
+export function formatComparisonTable(t: ComparisonTable): string {
+  const head = ['variant', ...t.columns.map((c) => c.title)];
+  const body = t.rows.map((r) => [r.name, ...r.cells.map((c) => (c.best ? `${c.text}*` : `${c.text} `))]);
+  const widths = head.map((h, j) => Math.max(h.length + (j === 0 ? 0 : 1), ...body.map((r) => r[j]!.length)));
+  const line = (cells: string[]) => cells.map((c, j) => (j === 0 ? c.padEnd(widths[j]!) : c.padStart(widths[j]!))).join('  ');
+  const headCells = head.map((h, j) => (j === 0 ? h : `${h} `));
+  return [line(headCells), ...body.map(line), '', '* best in column (lowest cost, GPU-h, latency and drops; highest SLO attainment)'].join('\n') + '\n';
+}
+
+/** Names of the variants on the cost / SLO-attainment Pareto frontier, cheapest first. */
+export function frontierNames(entries: readonly { name: string; summary: Summary }[]): string[] {
+  return paretoFrontier(entries.map((e) => ({ costUsd: e.summary.fleet.costUsd, attainment: e.summary.slo.attainment }))).map((i) => entries[i]!.name);
+}

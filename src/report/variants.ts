@@ -1,0 +1,150 @@
+import { dirname, resolve } from 'node:path';
+import { parse as parseYamlValue } from 'yaml';
+import { z } from 'zod';
+import { applyScenarioFlags, DEFAULT_SCENARIO, PROJECT_ROOT, readScenarioDoc, validateScenario, type ScenarioInput } from '../scenario/load.ts';
+import type { Scenario } from '../scenario/schema.ts';
+import { applyOverrides, validateConfig } from '../util/config-file.ts';
+import { ConfigError, UserError } from '../util/errors.ts';
+
+/** The scenario `compare` runs when given none: three routers on the Azure conversation trace. */
+export const DEFAULT_COMPARE_SCENARIO = resolve(PROJECT_ROOT, 'scenarios/compare-routers.yaml');
+
+/** A named set of `PATH=VALUE` overrides applied on top of the base scenario. */
+export interface VariantSpec {
+  name: string;
+  overrides: string[];
+}
+
+/** A variant ready to run: its overrides and the validated scenario they give. */
+export interface PreparedVariant extends VariantSpec {
+  scenario: Scenario;
+}
+
+export interface ComparisonSetup {
+  /** The scenario file read. */
+  source: string;
+  baseDir: string;
+  /** The base scenario (flags applied, no variant overrides). */
+  base: Scenario;
+  variants: PreparedVariant[];
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.+-]*$/;
+
+/**
+ * Parses `--variant NAME:PATH=VALUE[,PATH=VALUE…]`. Commas inside brackets or braces belong to the value
+ * (`big:fleet.pools.0.engine={maxNumSeqs: 64, chunkedPrefill: false}` is one override). `NAME` alone, or
+ * `NAME:`, is the base scenario unchanged.
+ */
+export function parseVariantFlag(flag: string): VariantSpec {
+  const colon = flag.indexOf(':');
+  const name = (colon < 0 ? flag : flag.slice(0, colon)).trim();
+  if (!NAME.test(name)) {
+    throw new UserError(`--variant ${flag}: expected NAME:PATH=VALUE[,PATH=VALUE…] with NAME of letters, digits, '_', '.', '+', '-' (e.g. jsq:routing.policy=jsq)`);
+  }
+  const rest = colon < 0 ? '' : flag.slice(colon + 1);
+  const overrides = splitTopLevel(rest).map((s) => s.trim());
+  for (const o of overrides) {
+    const eq = o.indexOf('=');
+    if (eq <= 0 || o.slice(0, eq).split('.').some((k) => k.trim() === '')) {
+      throw new UserError(`--variant ${flag}: variant '${name}': expected PATH=VALUE, got '${o}' (e.g. routing.policy=jsq)`);
+    }
+  }
+  return { name, overrides: rest.trim() === '' ? [] : overrides };
+}
+
+function splitTopLevel(s: string): string[] {
+  if (s.trim() === '') return [];
+  const out: string[] = [];
+  let depth = 0;
+  let quote = '';
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (quote) {
+      if (c === quote) quote = '';
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '[' || c === '{') depth++;
+    else if (c === ']' || c === '}') depth = Math.max(0, depth - 1);
+    else if (c === ',' && depth === 0) {
+      out.push(s.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(s.slice(start));
+  return out;
+}
+
+/** The scenario file's optional `variants:` list (read here: the scenario schema itself stays strict). */
+const variantsSchema = z.object({
+  variants: z
+    .array(
+      z
+        .object({
+          name: z.string().regex(NAME, "letters, digits, '_', '.', '+', '-'"),
+          /** Dotted path → value, e.g. `{ routing.policy: jsq, fleet.pools.0.count: 3 }`. */
+          set: z.record(z.string().min(1), z.unknown()).default({}),
+        })
+        .strict(),
+    )
+    .optional(),
+});
+
+export interface ComparisonInput extends ScenarioInput {
+  /** `--variant` flags; when given they replace the scenario's `variants:` list. */
+  variants?: readonly string[];
+}
+
+/**
+ * Reads the scenario, takes its `variants:` list out, applies `--trace`/`--seed`/`--set` to the rest and
+ * validates the base and every variant. Errors name the file and line, or the flag, and the variant.
+ */
+export function loadComparison(input: ComparisonInput): ComparisonSetup {
+  const { doc, source } = readScenarioDoc(input.file, DEFAULT_COMPARE_SCENARIO);
+  const { variants: rawVariants, ...rest } = doc.raw as Record<string, unknown>;
+  const fromFile = validateConfig({ ...doc, raw: { variants: rawVariants } }, variantsSchema).variants ?? [];
+  const specs: VariantSpec[] =
+    input.variants && input.variants.length > 0
+      ? input.variants.map(parseVariantFlag)
+      : fromFile.map((v) => ({ name: v.name, overrides: Object.entries(v.set).map(([k, val]) => `${k}=${overrideText(val)}`) }));
+  if (specs.length === 0) {
+    throw new UserError(`${source}: nothing to compare: give --variant NAME:PATH=VALUE (repeatable) or a variants: list in the scenario`);
+  }
+  const seen = new Set<string>();
+  for (const s of specs) {
+    if (seen.has(s.name)) throw new UserError(`variant '${s.name}' is given twice; variant names must differ`);
+    seen.add(s.name);
+  }
+
+  const baseRaw: Record<string, unknown> = rest;
+  const flagged = applyScenarioFlags(baseRaw, input);
+  const base = validateScenario(doc, baseRaw, flagged);
+
+  const variants = specs.map((spec): PreparedVariant => {
+    const raw = structuredClone(baseRaw);
+    const own = [...flagged];
+    try {
+      applyOverrides(raw, spec.overrides).forEach((path, i) => own.push({ path, flag: `variant '${spec.name}' (${spec.overrides[i]})` }));
+      return { ...spec, scenario: validateScenario(doc, raw, own) };
+    } catch (e) {
+      if (!(e instanceof UserError)) throw e;
+      if (e instanceof ConfigError && e.message.includes(`variant '${spec.name}'`)) throw e;
+      throw new UserError(`variant '${spec.name}': ${e.message.replace(/^--set /, '')}`);
+    }
+  });
+  return { source, baseDir: dirname(source), base, variants };
+}
+
+/** A value as `--set` text that reads back as the same value: `jsq` stays bare, the string '8' becomes `"8"`. */
+function overrideText(v: unknown): string {
+  if (typeof v === 'string') {
+    try {
+      if (parseYamlValue(v) === v && !v.includes(',')) return v;
+    } catch {
+      // not valid bare: quote it below
+    }
+  }
+  return JSON.stringify(v);
+}
+
+export { DEFAULT_SCENARIO };
