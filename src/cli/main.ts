@@ -1,20 +1,30 @@
 import { Command, CommanderError } from 'commander';
 import { UserError } from '../util/errors.ts';
-import { registerSimulate } from './commands/simulate.ts';
-import { registerForecast } from './commands/forecast.ts';
-import { registerPlan } from './commands/plan.ts';
-import { registerCalibrate } from './commands/calibrate.ts';
 
-/** Builds the `llmfleet` program. Each command lives in its own file under commands/ and only parses and prints. */
-export function buildProgram(): Command {
+type Register = (program: Command) => void;
+
+/**
+ * Commands by name, each in its own file under commands/ (which only parses and prints). They are imported
+ * lazily: `llmfleet simulate` should not pay for TensorFlow.js or the live plane's HTTP stack at start-up.
+ */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  simulate: async () => (await import('./commands/simulate.ts')).registerSimulate,
+  compare: async () => (await import('./commands/compare.ts')).registerCompare,
+  forecast: async () => (await import('./commands/forecast.ts')).registerForecast,
+  plan: async () => (await import('./commands/plan.ts')).registerPlan,
+  calibrate: async () => (await import('./commands/calibrate.ts')).registerCalibrate,
+  emulate: async () => (await import('./commands/emulate.ts')).registerEmulate,
+  serve: async () => (await import('./commands/serve.ts')).registerServe,
+};
+
+/** Builds the `llmfleet` program with the named command, or with every command (for help and unknown names). */
+export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('llmfleet')
     .description('Simulate, plan and run LLM inference fleets')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
-  registerSimulate(program);
-  registerForecast(program);
-  registerPlan(program);
-  registerCalibrate(program);
+  const names = only !== undefined && Object.hasOwn(COMMANDS, only) ? [only] : Object.keys(COMMANDS);
+  for (const name of names) (await COMMANDS[name]!())(program);
   for (const c of program.commands) c.exitOverride();
   return program;
 }
@@ -22,7 +32,7 @@ export function buildProgram(): Command {
 /** Entry point: user mistakes exit 2 with one line; bugs keep their stack and exit 1. */
 export async function main(argv: string[]): Promise<void> {
   try {
-    await buildProgram().parseAsync(argv);
+    await (await buildProgram(argv[2])).parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) {
       // commander has already printed its message; help and version are not errors.

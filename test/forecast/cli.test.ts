@@ -10,7 +10,7 @@ import { syntheticSeries } from '../../src/forecast/synthetic.ts';
 import { UserError } from '../../src/util/errors.ts';
 
 // In-process runs (a spawned CLI costs ~1.5 s each on this machine); one spawned run checks exit code and stderr.
-const run = (...args: string[]) => buildProgram().parseAsync(['node', 'llmfleet', 'forecast', '--quiet', ...args]);
+const run = (...args: string[]) => buildProgram('forecast').then((p) => p.parseAsync(['node', 'llmfleet', 'forecast', '--quiet', ...args]));
 const tmp = () => mkdtempSync(join(tmpdir(), 'llmfleet-forecast-'));
 
 function seriesFile(dir: string): string {

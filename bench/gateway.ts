@@ -1,0 +1,207 @@
+// Gateway overhead: latency the gateway adds in front of a trivial backend, and its max throughput, each as a
+// ratio against calling the backend directly in the same run.
+//
+//   node --import tsx bench/gateway.ts [--rate 2000] [--seconds 5] [--concurrency 64] [--pin]
+//
+// The fake backend and the gateway run as child processes (with --pin and taskset available: backend on cpu 0,
+// gateway on cpu 1, load generator unpinned), the load generator here. Latency is open loop at --rate req/s,
+// measured from each request's intended send time (corrected for coordinated omission, like wrk2). Max
+// throughput is closed loop with --concurrency requests in flight; a sequential phase (one request in flight)
+// gives the added latency without queueing. Non-streaming requests, ~250-byte bodies.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { loadavg } from 'node:os';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
+
+const arg = (name: string, def: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1]! : (process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def);
+};
+const role = arg('role', 'main');
+
+const REPLY = JSON.stringify({
+  id: 'cmpl-0',
+  object: 'text_completion',
+  created: 0,
+  model: 'fake',
+  choices: [{ index: 0, text: ' the model says hello', logprobs: null, finish_reason: 'length' }],
+  usage: { prompt_tokens: 5, completion_tokens: 4, total_tokens: 9 },
+});
+const BODY = JSON.stringify({ model: 'fake', prompt: 'Say hello to the benchmark, please.', max_tokens: 4 });
+
+async function runBackend(): Promise<void> {
+  const server = createServer((req, res) => {
+    if (req.url === '/health' || req.url === '/metrics') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(req.url === '/metrics' ? 'vllm:num_requests_running{model_name="fake"} 0\n' : '');
+      return;
+    }
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(REPLY) }).end(REPLY));
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as AddressInfo).port}\n`));
+}
+
+async function runGateway(backend: string): Promise<void> {
+  const { gatewayConfigSchema } = await import('../src/live/gateway/config.ts');
+  const { startGateway } = await import('../src/live/gateway/gateway.ts');
+  const gw = await startGateway(
+    gatewayConfigSchema.parse({
+      port: 0,
+      pools: [{ model: 'fake', backends: [backend], maxInflightPerBackend: 100_000, connections: 256 }],
+      admission: { maxQueue: 100_000 },
+      routing: { policy: 'round-robin' },
+    }),
+  );
+  process.stdout.write(`PORT ${gw.port}\n`);
+  process.once('SIGTERM', () => process.exit(0)); // lets --cpu-prof write its profile
+}
+
+function child(args: string[], cpu: number | null): Promise<{ proc: ChildProcess; port: number }> {
+  const prof = args.includes('gateway') && process.argv.includes('--cpu-prof') ? ['--cpu-prof', '--cpu-prof-dir=bench-profiles'] : [];
+  const base = [process.execPath, '--max-semi-space-size=64', ...prof, '--import', 'tsx', 'bench/gateway.ts', ...args];
+  const cmd = cpu === null ? base : ['taskset', '-c', String(cpu), ...base];
+  const proc = spawn(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /PORT (\d+)/.exec(out);
+      if (m) resolve({ proc, port: Number(m[1]) });
+    });
+    proc.once('exit', (code) => reject(new Error(`child ${args.join(' ')} exited ${code}`)));
+  });
+}
+
+/** CPU seconds (user + system) a process has used, from /proc (clock ticks at 100 Hz). */
+function cpuS(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+function pct(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Open loop: request i is due at t0 + i/rate; latency counts from when it was due. */
+async function openLoop(url: string, rate: number, seconds: number): Promise<{ p50: number; p99: number; errors: number; achieved: number }> {
+  const pool = new Pool(url, { connections: 512, pipelining: 1 });
+  const total = Math.round(rate * seconds);
+  const lat = new Float64Array(total);
+  let done = 0;
+  let errors = 0;
+  const t0 = performance.now() + 50;
+  await new Promise<void>((resolve) => {
+    let sent = 0;
+    const tick = () => {
+      const now = performance.now();
+      while (sent < total && t0 + (sent * 1000) / rate <= now) {
+        const due = t0 + (sent * 1000) / rate;
+        const i = sent++;
+        pool
+          .request({ path: '/v1/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY })
+          .then(async (r) => {
+            await r.body.dump();
+            if (r.statusCode !== 200) errors++;
+          })
+          .catch(() => errors++)
+          .finally(() => {
+            lat[i] = performance.now() - due;
+            if (++done === total) resolve();
+          });
+      }
+      if (sent < total) setImmediate(tick);
+    };
+    tick();
+  });
+  const wall = (performance.now() - t0) / 1000;
+  await pool.close();
+  lat.sort();
+  return { p50: pct(lat, 50), p99: pct(lat, 99), errors, achieved: total / wall };
+}
+
+/** One request at a time, `n` times: latency without any queueing (the floor of what the gateway adds). */
+async function sequential(url: string, n: number): Promise<{ p50: number; p99: number }> {
+  const pool = new Pool(url, { connections: 1 });
+  const lat = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    const r = await pool.request({ path: '/v1/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
+    await r.body.dump();
+    lat[i] = performance.now() - t;
+  }
+  await pool.close();
+  lat.sort();
+  return { p50: pct(lat, 50), p99: pct(lat, 99) };
+}
+
+/** Closed loop: `concurrency` requests always in flight for `seconds`; completions per second. */
+async function closedLoop(url: string, concurrency: number, seconds: number): Promise<number> {
+  const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
+  let n = 0;
+  const end = performance.now() + seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const r = await pool.request({ path: '/v1/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
+      await r.body.dump();
+      n++;
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const rps = n / ((performance.now() - t0) / 1000);
+  await pool.close();
+  return rps;
+}
+
+async function main(): Promise<void> {
+  const rate = Number(arg('rate', '2000'));
+  const seconds = Number(arg('seconds', '5'));
+  const concurrency = Number(arg('concurrency', '64'));
+  const pin = process.argv.includes('--pin') && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+  const backend = await child(['--role', 'backend'], pin ? 0 : null);
+  const gateway = await child(['--role', 'gateway', '--backend', `http://127.0.0.1:${backend.port}`], pin ? 1 : null);
+  try {
+    const direct = `http://127.0.0.1:${backend.port}`;
+    const via = `http://127.0.0.1:${gateway.port}`;
+    // Warm-up: JIT and connection pools on both paths.
+    await openLoop(direct, rate / 2, 1);
+    await openLoop(via, rate / 2, 1);
+    const load0 = loadavg()[0]!;
+    const dSeq = await sequential(direct, 2000);
+    const gSeq = await sequential(via, 2000);
+    const d = await openLoop(direct, rate, seconds);
+    const gCpu0 = cpuS(gateway.proc.pid!);
+    const g = await openLoop(via, rate, seconds);
+    const gCpuUs = ((cpuS(gateway.proc.pid!) - gCpu0) / (rate * seconds)) * 1e6;
+    const dMax = await closedLoop(direct, concurrency, seconds);
+    const gMax = await closedLoop(via, concurrency, seconds);
+    const f = (x: number) => x.toFixed(3);
+    console.log(`gateway overhead: open loop ${rate} req/s for ${seconds} s (non-streaming), closed loop ${concurrency} in flight; cpus ${pin ? 'pinned (backend 0, gateway 1)' : 'not pinned'}; load average ${load0.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}; ${new Date().toISOString()}`);
+    console.log('| path | p50 ms | p99 ms | achieved req/s | errors | max req/s |');
+    console.log('|---|---|---|---|---|---|');
+    console.log(`| direct | ${f(d.p50)} | ${f(d.p99)} | ${d.achieved.toFixed(0)} | ${d.errors} | ${dMax.toFixed(0)} |`);
+    console.log(`| gateway | ${f(g.p50)} | ${f(g.p99)} | ${g.achieved.toFixed(0)} | ${g.errors} | ${gMax.toFixed(0)} |`);
+    console.log(`| gateway − direct | +${f(g.p50 - d.p50)} | +${f(g.p99 - d.p99)} | | | |`);
+    console.log(`| gateway / direct | ×${(g.p50 / d.p50).toFixed(2)} | ×${(g.p99 / d.p99).toFixed(2)} | | | ×${(gMax / dMax).toFixed(2)} |`);
+    console.log(`one request at a time (2,000 each): direct p50 ${f(dSeq.p50)} / p99 ${f(dSeq.p99)} ms, gateway p50 ${f(gSeq.p50)} / p99 ${f(gSeq.p99)} ms, added p50 +${f(gSeq.p50 - dSeq.p50)} / p99 +${f(gSeq.p99 - dSeq.p99)} ms`);
+    console.log(`gateway CPU per request at ${rate} req/s: ${gCpuUs.toFixed(0)} µs (from /proc, 10 ms ticks)`);
+  } finally {
+    await new Promise((r) => {
+      gateway.proc.once('exit', r);
+      gateway.proc.kill('SIGTERM');
+    });
+    backend.proc.kill('SIGKILL');
+  }
+}
+
+if (role === 'backend') await runBackend();
+else if (role === 'gateway') await runGateway(arg('backend', ''));
+else await main();

@@ -1,0 +1,88 @@
+import type { Command } from 'commander';
+import { startEmulator } from '../../live/emulator/server.ts';
+import { UserError } from '../../util/errors.ts';
+import { parseIntFlag, parseNumberFlag } from '../util.ts';
+
+interface EmulateFlags {
+  model: string;
+  hardware: string;
+  tp: string;
+  host: string;
+  port: string;
+  timeScale: string;
+  startupDelay: string;
+  errorRate: string;
+  stallAfterTokens?: string;
+  crashAfter?: string;
+  seed: string;
+  servedName?: string;
+  kvBlocks?: string;
+  maxNumSeqs?: string;
+}
+
+export function registerEmulate(program: Command): void {
+  program
+    .command('emulate')
+    .description('Run a vLLM-compatible OpenAI server whose timing comes from the simulator engine and perf model (no GPU)')
+    .requiredOption('--model <name>', 'catalog model, e.g. llama3.1-8b')
+    .requiredOption('--hardware <name>', 'catalog hardware, e.g. h100-80gb')
+    .option('--tp <n>', 'tensor-parallel degree', '1')
+    .option('--host <addr>', 'listen address', '127.0.0.1')
+    .option('--port <n>', 'listen port (0 = any free port)', '8000')
+    .option('--time-scale <x>', 'run x× faster than the modelled GPU', '1')
+    .option('--startup-delay <s>', 'wall seconds before /health is 200 (model load)', '0')
+    .option('--error-rate <f>', 'fraction of requests answered with HTTP 500', '0')
+    .option('--stall-after-tokens <n>', 'stop sending a response after n tokens (connection stays open)')
+    .option('--crash-after <s>', 'drop all connections and exit after s wall seconds')
+    .option('--seed <n>', 'seed of the failure injection', '1')
+    .option('--served-name <name>', 'model name clients use (default: --model)')
+    .option('--kv-blocks <n>', 'override the KV capacity in 16-token blocks (default: from the memory plan)')
+    .option('--max-num-seqs <n>', 'override the batch size limit (default 256)')
+    .action(async (o: EmulateFlags) => {
+      const port = parseIntFlag('--port', o.port);
+      if (port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got ${port}`);
+      const tp = parseIntFlag('--tp', o.tp);
+      if (tp < 1) throw new UserError(`--tp: expected an integer ≥ 1, got ${tp}`);
+      const timeScale = parseNumberFlag('--time-scale', o.timeScale, 0);
+      if (timeScale <= 0) throw new UserError(`--time-scale: expected a number > 0, got '${o.timeScale}'`);
+      const errorRate = parseNumberFlag('--error-rate', o.errorRate, 0);
+      if (errorRate > 1) throw new UserError(`--error-rate: expected a fraction in [0, 1], got ${errorRate}`);
+      const positiveInt = (flag: string, v: string | undefined) => {
+        if (v === undefined) return undefined;
+        const n = parseIntFlag(flag, v);
+        if (n < 1) throw new UserError(`${flag}: expected an integer ≥ 1, got ${n}`);
+        return n;
+      };
+      const engine: Record<string, number> = {};
+      const kvBlocks = positiveInt('--kv-blocks', o.kvBlocks);
+      const maxNumSeqs = positiveInt('--max-num-seqs', o.maxNumSeqs);
+      if (kvBlocks !== undefined) engine.kvBlocks = kvBlocks;
+      if (maxNumSeqs !== undefined) engine.maxNumSeqs = maxNumSeqs;
+      const emu = await startEmulator({
+        model: o.model,
+        hardware: o.hardware,
+        tp,
+        host: o.host,
+        port,
+        timeScale,
+        startupDelayS: parseNumberFlag('--startup-delay', o.startupDelay, 0),
+        errorRate,
+        stallAfterTokens: o.stallAfterTokens === undefined ? undefined : parseIntFlag('--stall-after-tokens', o.stallAfterTokens),
+        crashAfterS: o.crashAfter === undefined ? undefined : parseNumberFlag('--crash-after', o.crashAfter, 0),
+        seed: parseIntFlag('--seed', o.seed),
+        servedName: o.servedName,
+        engine,
+        onCrash: () => {
+          process.stderr.write('emulate: crash injected, exiting\n');
+          process.exit(1);
+        },
+      });
+      const e = emu.backend.pool.engine;
+      process.stderr.write(`emulate: ${emu.servedName} on ${o.hardware} ×${tp} at ${emu.url} (KV ${e.kvBlocks} blocks × ${e.blockTokens} tokens, time scale ${timeScale}×)\n`);
+      const stop = () => {
+        void emu.close().then(() => process.exit(0));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}

@@ -1,0 +1,96 @@
+import type { Command } from 'commander';
+import { Pool } from 'undici';
+import { gatewayConfigSchema, loadGatewayConfig, type GatewayConfig } from '../../live/gateway/config.ts';
+import { startGateway } from '../../live/gateway/gateway.ts';
+import { autoscalerFromConfig } from '../../live/autoscaler/from-config.ts';
+import { ROUTER_NAMES } from '../../policy/routing/registry.ts';
+import { ConfigError, UserError } from '../../util/errors.ts';
+import { parseIntFlag } from '../util.ts';
+
+interface ServeFlags {
+  config?: string;
+  host?: string;
+  port?: string;
+  backend: string[];
+  routing?: string;
+  model?: string;
+}
+
+/** Asks a backend which model it serves (GET /v1/models, first entry). */
+async function discoverModel(url: string): Promise<string> {
+  const pool = new Pool(url, { connections: 1 });
+  try {
+    const r = await pool.request({ path: '/v1/models', method: 'GET', headersTimeout: 5000, bodyTimeout: 5000 });
+    const j = (await r.body.json()) as { data?: { id?: unknown }[] };
+    const id = j.data?.[0]?.id;
+    if (r.statusCode !== 200 || typeof id !== 'string') throw new Error(`status ${r.statusCode}`);
+    return id;
+  } catch (e) {
+    throw new UserError(`--backend ${url}: cannot read its model from /v1/models (${(e as Error).message}); give --model`);
+  } finally {
+    await pool.close();
+  }
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('Run the OpenAI-compatible gateway: routing by the simulator routers over live backend metrics')
+    .option('--config <file>', 'gateway YAML (see docs/LIVE.md); flags below override it')
+    .option('--host <addr>', 'listen address (default 127.0.0.1)')
+    .option('--port <n>', 'listen port (default 8080)')
+    .option('--backend <url>', 'a backend base URL, e.g. http://127.0.0.1:8000 (repeatable; quick form without --config)', (v: string, prev: string[]) => [...prev, v], [])
+    .option('--routing <policy>', `routing policy: ${ROUTER_NAMES.join(', ')}`)
+    .option('--model <name>', 'model the --backend URLs serve (default: asked from each backend)')
+    .action(async (o: ServeFlags) => {
+      let raw: Record<string, unknown>;
+      let cfg: GatewayConfig;
+      if (o.config) {
+        if (o.backend.length > 0) throw new UserError('--backend: give backends in the config file (pools[].backends) or use the quick form without --config');
+        cfg = loadGatewayConfig(o.config);
+        raw = { ...cfg };
+      } else {
+        if (o.backend.length === 0) throw new UserError('give --config FILE or at least one --backend URL');
+        const byModel = new Map<string, string[]>();
+        for (const url of o.backend) {
+          if (!/^https?:\/\/[^/]+\/?$/.test(url)) throw new UserError(`--backend: expected a base URL like http://host:port, got '${url}'`);
+          const model = o.model ?? (await discoverModel(url));
+          byModel.set(model, [...(byModel.get(model) ?? []), url.replace(/\/$/, '')]);
+        }
+        raw = { pools: [...byModel].map(([model, backends]) => ({ model, backends })) };
+      }
+      if (o.host !== undefined) raw.host = o.host;
+      if (o.port !== undefined) raw.port = parseIntFlag('--port', o.port);
+      if (o.routing !== undefined) {
+        if (!(ROUTER_NAMES as string[]).includes(o.routing)) throw new UserError(`--routing: unknown policy '${o.routing}'; valid: ${ROUTER_NAMES.join(', ')}`);
+        raw.routing = { policy: o.routing, options: {} };
+      }
+      const parsed = gatewayConfigSchema.safeParse(raw);
+      if (!parsed.success) {
+        const iss = parsed.error.issues[0]!;
+        throw new ConfigError({ source: o.config ?? 'flags', path: iss.path.join('.'), expected: iss.message });
+      }
+      cfg = parsed.data;
+      const gw = await startGateway(cfg);
+      const n = gw.fleet.instances.length;
+      const up = gw.fleet.instances.filter((b) => b.state === 'ready').length;
+      process.stderr.write(`serve: gateway at ${gw.url} (${cfg.routing.policy}; ${up}/${n} backends healthy; metrics at ${gw.url}/metrics)\n`);
+      // Unix seconds: the autoscaler's cooldown times must mean the same after a restart.
+      const scaler = autoscalerFromConfig(cfg, gw, () => Date.now() / 1000);
+      if (scaler) {
+        await scaler.restore();
+        scaler.start();
+        process.stderr.write(`serve: autoscaler ${cfg.autoscaler!.policy} every ${cfg.autoscaler!.intervalS}s (${cfg.autoscaler!.actuator.kind}; log ${cfg.autoscaler!.decisionLog})\n`);
+      }
+      let closing = false;
+      const stop = () => {
+        if (closing) return;
+        closing = true;
+        process.stderr.write(`serve: draining (up to ${cfg.drainTimeoutS}s)\n`);
+        scaler?.stop();
+        void gw.close().then(() => process.exit(0));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}

@@ -1,0 +1,174 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { Rng } from '../../util/rng.ts';
+import { scaledClock, type LiveClock } from '../clock.ts';
+import { BodyTooLarge, listen, parseJsonObject, readBody, sendError, sendJson } from '../http-util.ts';
+import { chatTokens, promptTokens, syntheticToken } from '../tokens.ts';
+import { EmulatedBackend, type BackendSpec } from './backend.ts';
+
+export interface EmulatorOptions extends BackendSpec {
+  host?: string;
+  /** 0 = an ephemeral port. */
+  port?: number;
+  /** Modelled seconds per wall second (20 ⇒ everything 20× faster than the modelled GPU). */
+  timeScale?: number;
+  /** Wall seconds after start before /health turns 200 and requests are accepted (model load). */
+  startupDelayS?: number;
+  /** Fraction of completion requests answered with HTTP 500 at once. */
+  errorRate?: number;
+  /** After this many output tokens of a request, stop sending (the connection stays open). */
+  stallAfterTokens?: number;
+  /** Wall seconds after start at which the server drops every connection and stops listening. */
+  crashAfterS?: number;
+  seed?: number;
+  /** Name served in /v1/models and checked against `model` in requests (default: the catalog model name). */
+  servedName?: string;
+  onCrash?: () => void;
+}
+
+export interface Emulator {
+  readonly url: string;
+  readonly port: number;
+  readonly backend: EmulatedBackend;
+  readonly servedName: string;
+  /** Drops every connection at once and stops listening, like a killed process. */
+  crash(): void;
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_TOKENS = 16;
+
+/** Starts a vLLM-like OpenAI server for one model on one modelled GPU (see docs/LIVE.md for the API). */
+export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
+  const clock: LiveClock = scaledClock(opts.timeScale ?? 1);
+  const backend = new EmulatedBackend(opts, clock);
+  const servedName = opts.servedName ?? opts.model;
+  const rng = new Rng(opts.seed ?? 1).fork('emulator-errors');
+  const t0 = performance.now();
+  let ready = (opts.startupDelayS ?? 0) <= 0;
+  let crashed = false;
+  const sockets = new Set<Socket>();
+  let ids = 0;
+  const timers: NodeJS.Timeout[] = [];
+
+  const handleCompletion = async (req: IncomingMessage, res: ServerResponse, chat: boolean) => {
+    let buf: Buffer;
+    try {
+      buf = await readBody(req, 8 << 20);
+    } catch (e) {
+      if (e instanceof BodyTooLarge) return sendError(res, 413, 'request body too large', 'invalid_request_error');
+      return;
+    }
+    const body = parseJsonObject(buf);
+    if (typeof body === 'string') return sendError(res, 400, body, 'BadRequestError');
+    if (body.model !== undefined && body.model !== servedName) return sendError(res, 404, `The model \`${String(body.model)}\` does not exist.`, 'NotFoundError', 'model_not_found');
+    const inputTokens = chat ? chatTokens(body.messages) : promptTokens(body.prompt);
+    if (inputTokens === undefined) return sendError(res, 400, chat ? "'messages' must be a non-empty list of {role, content}" : "'prompt' must be a string or a list of token ids", 'BadRequestError');
+    const mt = body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS;
+    if (!Number.isInteger(mt) || (mt as number) < 1) return sendError(res, 400, `'max_tokens' must be an integer ≥ 1, got ${JSON.stringify(mt)}`, 'BadRequestError');
+    const outputTokens = mt as number;
+    const why = backend.reject(inputTokens, outputTokens);
+    if (why) return sendError(res, 400, why, 'BadRequestError');
+    if ((opts.errorRate ?? 0) > 0 && rng.next() < opts.errorRate!) return sendError(res, 500, 'injected failure', 'InternalServerError');
+
+    const stream = body.stream === true;
+    const usage = stream ? (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true : true;
+    const id = `${chat ? 'chatcmpl' : 'cmpl'}-${ids++}`;
+    const created = Math.floor(Date.now() / 1000);
+    const object = chat ? (stream ? 'chat.completion.chunk' : 'chat.completion') : 'text_completion';
+    const stall = opts.stallAfterTokens ?? Infinity;
+    let text = '';
+    if (stream) res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const chunk = (choice: Record<string, unknown>) => `data: ${JSON.stringify({ id, object, created, model: servedName, choices: [{ index: 0, ...choice }] })}\n\n`;
+    const usageBlock = () => ({ prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens });
+    if (stream && chat) res.write(chunk({ delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }));
+    const r = backend.submit(inputTokens, outputTokens, {
+      onTokens(from, to) {
+        const upto = Math.min(to, stall);
+        if (stream) {
+          let out = '';
+          for (let i = from; i < upto; i++) out += chat ? chunk({ delta: { content: syntheticToken(i) }, logprobs: null, finish_reason: null }) : chunk({ text: syntheticToken(i), logprobs: null, finish_reason: null });
+          if (out) res.write(out);
+        } else for (let i = from; i < upto; i++) text += syntheticToken(i);
+      },
+      onFinish() {
+        if (outputTokens > stall) return; // stalled: say nothing more, keep the connection open
+        if (stream) {
+          let out = chat ? chunk({ delta: {}, logprobs: null, finish_reason: 'length', stop_reason: null }) : chunk({ text: '', logprobs: null, finish_reason: 'length', stop_reason: null });
+          if (usage) out += `data: ${JSON.stringify({ id, object, created, model: servedName, choices: [], usage: usageBlock() })}\n\n`;
+          res.end(`${out}data: [DONE]\n\n`);
+        } else {
+          const choice = chat ? { index: 0, message: { role: 'assistant', content: text }, logprobs: null, finish_reason: 'length', stop_reason: null } : { index: 0, text, logprobs: null, finish_reason: 'length', stop_reason: null };
+          sendJson(res, 200, { id, object, created, model: servedName, choices: [choice], usage: usageBlock() });
+        }
+      },
+    });
+    res.on('close', () => {
+      if (!res.writableFinished) backend.detach(r.id);
+    });
+  };
+
+  const server: Server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    const path = url.indexOf('?') >= 0 ? url.slice(0, url.indexOf('?')) : url;
+    if (req.method === 'GET' && path === '/health') {
+      if (ready) res.writeHead(200).end();
+      else sendError(res, 503, 'model is loading', 'ServiceUnavailable');
+      return;
+    }
+    if (req.method === 'GET' && path === '/metrics') {
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+      res.end(backend.renderMetrics());
+      return;
+    }
+    if (!ready) return sendError(res, 503, 'model is loading', 'ServiceUnavailable');
+    if (req.method === 'GET' && path === '/v1/models') {
+      return sendJson(res, 200, { object: 'list', data: [{ id: servedName, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'llmfleet-emulator', max_model_len: backend.contextLength }] });
+    }
+    if (req.method === 'POST' && (path === '/v1/completions' || path === '/v1/chat/completions')) {
+      handleCompletion(req, res, path === '/v1/chat/completions').catch((e: unknown) => sendError(res, 500, String(e), 'InternalServerError'));
+      return;
+    }
+    sendError(res, 404, `no route ${req.method} ${path}`, 'NotFoundError');
+  });
+  server.keepAliveTimeout = 60_000;
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  try {
+    await listen(server, opts.port ?? 0, opts.host ?? '127.0.0.1');
+  } catch (e) {
+    backend.close();
+    throw e;
+  }
+  const port = (server.address() as AddressInfo).port;
+
+  const crash = () => {
+    if (crashed) return;
+    crashed = true;
+    backend.close();
+    server.close();
+    for (const s of sockets) s.destroy();
+    opts.onCrash?.();
+  };
+  if (!ready) timers.push(setTimeout(() => (ready = true), opts.startupDelayS! * 1000));
+  if (opts.crashAfterS !== undefined) timers.push(setTimeout(crash, Math.max(0, opts.crashAfterS * 1000 - (performance.now() - t0))));
+
+  return {
+    url: `http://${opts.host ?? '127.0.0.1'}:${port}`,
+    port,
+    backend,
+    servedName,
+    crash,
+    async close() {
+      for (const t of timers) clearTimeout(t);
+      backend.close();
+      if (!crashed) {
+        crashed = true;
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    },
+  };
+}

@@ -1,0 +1,487 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
+import { createRouter } from '../../policy/routing/registry.ts';
+import type { Router } from '../../policy/routing/types.ts';
+import type { RequestView } from '../../policy/types.ts';
+import type { ArrivalStats } from '../../policy/scaling/types.ts';
+import { invariant } from '../../util/errors.ts';
+import { Rng } from '../../util/rng.ts';
+import { scaledClock, type LiveClock } from '../clock.ts';
+import { BodyTooLarge, listen, readBody, sendError, sendJson } from '../http-util.ts';
+import { AdmissionQueue } from './admission.ts';
+import type { GatewayConfig } from './config.ts';
+import { excluding, LiveFleet, LiveRequest, type LiveBackend } from './live-fleet.ts';
+import { GatewayMetrics } from './metrics.ts';
+import { BackendMonitor } from './monitor.ts';
+import { parseCompletion, TIER_HEADER } from './parse-request.ts';
+
+export { TIER_HEADER };
+export const BACKEND_HEADER = 'x-llmfleet-backend';
+
+export interface Gateway {
+  readonly url: string;
+  readonly port: number;
+  readonly fleet: LiveFleet;
+  readonly metrics: GatewayMetrics;
+  readonly router: Router;
+  /** Requests waiting in the admission queue. */
+  readonly queued: number;
+  /** Adds a backend (not routable until its first passing health check). */
+  addBackend(model: string, url: string): LiveBackend;
+  /** Stops routing to a backend and resolves once its in-flight requests are done (or after `timeoutS`). */
+  drainBackend(id: number, timeoutS?: number): Promise<void>;
+  /** Runs one health-check and scrape round now (tests and startup). */
+  probe(): Promise<void>;
+  /** Requests waiting in the admission queue for one model. */
+  queuedFor(model: string): number;
+  /** Arrivals per (model, region, tier) since the last call, sorted (what scalers read as `ScalingSignals.arrivals`). */
+  takeArrivals(): ArrivalStats[];
+  /** Graceful shutdown: refuse new work, let queued and in-flight requests finish (up to drainTimeoutS), then close. */
+  close(): Promise<void>;
+}
+
+/** One request inside the gateway, from arrival to the last byte. */
+interface Pending {
+  view: RequestView;
+  progress: LiveRequest | null;
+  tier: string;
+  priority: number;
+  stream: boolean;
+  path: string;
+  body: Buffer;
+  headers: Record<string, string>;
+  res: ServerResponse;
+  arrivalMs: number;
+  attempts: number;
+  tried: Set<number>;
+  queued: boolean;
+  done: boolean;
+  timedOut: boolean;
+  backend: LiveBackend | null;
+  firstByte: boolean;
+  abort: AbortController;
+  timer: NodeJS.Timeout | null;
+  queueTimer: NodeJS.Timeout | null;
+}
+
+/** Connection-level failures: nothing reached the model, so the request may go to another backend. */
+const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED', 'EHOSTUNREACH', 'ENOTFOUND']);
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
+
+/**
+ * Starts the OpenAI-compatible gateway: node:http in front, one undici Pool per backend, routing by a
+ * simulator router (`createRouter(config.routing.policy, …)`) over a `LiveFleet` view. See docs/LIVE.md.
+ */
+export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock } = {}): Promise<Gateway> {
+  const clock = opts.clock ?? scaledClock(1);
+  const fleet = new LiveFleet();
+  const router = createRouter(cfg.routing.policy, cfg.routing.options, { rng: new Rng(cfg.seed).fork('router') });
+  const queue = new AdmissionQueue<Pending>(cfg.admission.maxQueue);
+  const metrics = new GatewayMetrics(fleet, () => queue.size);
+  const pools = new Map<number, Pool>();
+  const poolCfg = new Map(cfg.pools.map((p) => [p.model, p]));
+  const models = [...poolCfg.keys()];
+  const modelSet = new Set(models);
+  let nextReqId = 0;
+  let draining = false;
+  let inflightTotal = 0;
+  const drainWaiters: (() => void)[] = [];
+  let arrivals = new Map<string, { model: string; region: string; tier: string; requests: number; inputTokens: number; predictedOutputTokens: number }>();
+  const queuedByModel = new Map<string, number>();
+
+  const addBackend = (model: string, url: string): LiveBackend => {
+    const pc = poolCfg.get(model);
+    invariant(pc !== undefined, `no pool for model ${model}`);
+    const b = fleet.add(url, model, pc.hardware, pc.maxInflightPerBackend);
+    pools.set(b.id, new Pool(url, { connections: pc.connections, pipelining: 1, keepAliveTimeout: 30_000 }));
+    return b;
+  };
+  for (const p of cfg.pools) for (const url of p.backends) addBackend(p.model, url);
+
+  const refresh = () => fleet.refresh(clock.nowS());
+
+  const recordFailure = (b: LiveBackend, connectionRefused: boolean) => {
+    b.consecutiveFailures++;
+    if (connectionRefused) b.healthy = false; // a passive health signal; the active check brings it back
+    if (b.consecutiveFailures >= cfg.outlier.consecutiveFailures) {
+      b.ejectedUntilS = clock.nowS() + cfg.outlier.ejectionS;
+      b.ejections++;
+      b.consecutiveFailures = 0;
+    }
+    refresh();
+  };
+
+  const monitor = new BackendMonitor(fleet, cfg, clock, () => {
+    refresh();
+    pump();
+  });
+  for (const b of fleet.instances) monitor.add(b);
+  monitor.start();
+
+  // ---- request path ------------------------------------------------------------------------------
+
+  const finish = (p: Pending, status: string) => {
+    if (p.done) return;
+    p.done = true;
+    if (p.timer) clearTimeout(p.timer);
+    if (p.queueTimer) clearTimeout(p.queueTimer);
+    metrics.countRequest(p.view.model, p.tier, status);
+    if (status === '200') metrics.observeE2e(p.view.model, p.tier, (performance.now() - p.arrivalMs) / 1000);
+  };
+
+  const release = (p: Pending) => {
+    const b = p.backend;
+    if (!b) return;
+    p.backend = null;
+    b.inflight--;
+    inflightTotal--;
+    b.pending -= p.firstByte ? 1 : p.view.inputTokens + 1;
+    b.tokensOut -= p.view.inputTokens + p.view.predictedOutputTokens;
+    if (p.progress) b.active.delete(p.progress);
+    p.progress = null;
+    metrics.addInflight(p.view.model, -1);
+    if (draining && inflightTotal === 0 && queue.size === 0) for (const w of drainWaiters.splice(0)) w();
+    if (b.inflight === 0) for (const w of backendWaiters.get(b.id)?.splice(0) ?? []) w();
+    pump();
+  };
+  const backendWaiters = new Map<number, (() => void)[]>();
+
+  /** Routes one request with the simulator's router; false when it defers (no backend can take it now). */
+  const dispatch = (p: Pending): boolean => {
+    fleet.now = clock.nowS();
+    const d = router.route(p.view, p.tried.size > 0 ? excluding(fleet, p.tried) : fleet);
+    if (d.kind === 'defer') return false;
+    const b = fleet.instances[d.to];
+    invariant(b !== undefined && b.state === 'ready' && b.model === p.view.model, `router ${router.name} chose a backend that cannot take the request`);
+    metrics.countDecision(p.view.model, b.url, d.reason);
+    forward(p, b);
+    return true;
+  };
+
+  const pump = () => {
+    if (queue.size === 0) return;
+    const blocked = new Set<string>();
+    queue.drain((p) => {
+      if (blocked.has(p.view.model)) return false;
+      if (dispatch(p)) {
+        setQueued(p, false);
+        if (p.queueTimer) clearTimeout(p.queueTimer);
+        p.queueTimer = null;
+        return true;
+      }
+      blocked.add(p.view.model);
+      return blocked.size === models.length ? 'stop' : false;
+    });
+  };
+
+  const setQueued = (p: Pending, on: boolean) => {
+    if (p.queued === on) return;
+    p.queued = on;
+    queuedByModel.set(p.view.model, (queuedByModel.get(p.view.model) ?? 0) + (on ? 1 : -1));
+  };
+  const enqueue = (p: Pending, front: boolean) => {
+    setQueued(p, true);
+    queue.push(p, p.priority, front);
+    p.queueTimer = setTimeout(() => {
+      if (!p.queued) return;
+      queue.remove(p, p.priority);
+      setQueued(p, false);
+      metrics.rejected.inc({ model: p.view.model, reason: 'queue-timeout' });
+      sendError(p.res, 429, `no backend for model '${p.view.model}' could take the request within ${cfg.admission.queueTimeoutS}s`, 'rate_limit_error', 'queue_timeout', { 'retry-after': String(cfg.admission.retryAfterS) });
+      finish(p, '429');
+    }, cfg.admission.queueTimeoutS * 1000);
+  };
+
+  /** After the backend failed before any response byte: another backend if attempts remain, else 502. */
+  const retryOrFail = (p: Pending, b: LiveBackend, why: string) => {
+    p.tried.add(b.id);
+    if (p.attempts <= cfg.retries && !p.done) {
+      metrics.retries.inc({ model: p.view.model });
+      if (!dispatch(p)) enqueue(p, true);
+      return;
+    }
+    sendError(p.res, 502, `backend failed before responding: ${why}`, 'api_error', 'backend_unavailable');
+    finish(p, '502');
+  };
+
+  const streamError = (p: Pending, message: string, code: string) => {
+    // Headers (200, text/event-stream) are out: the only clean signal left is an SSE error event, which the
+    // OpenAI clients raise as an APIError. A non-streaming body cut short is reported by closing the socket.
+    if (p.stream && !p.res.writableEnded) p.res.end(`data: ${JSON.stringify({ error: { message, type: 'api_error', param: null, code } })}\n\n`);
+    else p.res.destroy();
+  };
+
+  const forward = (p: Pending, b: LiveBackend) => {
+    p.attempts++;
+    p.backend = b;
+    p.firstByte = false;
+    b.inflight++;
+    inflightTotal++;
+    b.pending += p.view.inputTokens + 1;
+    b.tokensOut += p.view.inputTokens + p.view.predictedOutputTokens;
+    p.progress = new LiveRequest(p.view);
+    b.active.add(p.progress);
+    metrics.addInflight(p.view.model, 1);
+    const pool = pools.get(b.id)!;
+    pool
+      .request({
+        path: p.path,
+        method: 'POST',
+        headers: p.headers,
+        body: p.body,
+        signal: p.abort.signal,
+        headersTimeout: cfg.timeouts.firstByteS * 1000,
+        bodyTimeout: cfg.timeouts.idleS * 1000,
+      })
+      .then(
+        ({ statusCode, headers, body }) => {
+          if (p.done) {
+            body.destroy();
+            release(p);
+            return;
+          }
+          if (statusCode >= 500) recordFailure(b, false);
+          else b.consecutiveFailures = 0;
+          const out: Record<string, string | string[]> = { [BACKEND_HEADER]: b.url };
+          for (const k in headers) if (!HOP_BY_HOP.has(k)) out[k] = headers[k] as string | string[];
+          if (draining) out.connection = 'close';
+          p.res.writeHead(statusCode, out);
+          body.on('data', (chunk: Buffer) => {
+            if (!p.firstByte) {
+              p.firstByte = true;
+              b.pending -= p.view.inputTokens;
+              p.progress?.started();
+              if (statusCode === 200) metrics.observeTtft(p.view.model, p.tier, (performance.now() - p.arrivalMs) / 1000);
+            }
+            if (!p.res.write(chunk)) {
+              body.pause();
+              p.res.once('drain', () => body.resume());
+            }
+          });
+          body.on('end', () => {
+            p.res.end();
+            finish(p, String(statusCode));
+            release(p);
+          });
+          body.on('error', (err: Error & { code?: string }) => {
+            if (!p.done) {
+              if (p.timedOut) streamError(p, `request exceeded ${cfg.timeouts.requestS}s`, 'timeout');
+              else if (err.code === 'UND_ERR_BODY_TIMEOUT') {
+                recordFailure(b, false);
+                streamError(p, `backend sent nothing for ${cfg.timeouts.idleS}s`, 'backend_stalled');
+              } else {
+                recordFailure(b, false);
+                streamError(p, `backend connection lost mid-response (${err.code ?? err.message})`, 'backend_disconnected');
+              }
+              finish(p, p.timedOut ? 'timeout' : 'stream_error');
+            }
+            release(p);
+          });
+        },
+        (err: Error & { code?: string }) => {
+          release(p);
+          if (p.done) return;
+          if (p.timedOut) {
+            sendError(p.res, 504, `request exceeded ${cfg.timeouts.requestS}s`, 'timeout_error', 'timeout');
+            finish(p, '504');
+          } else if (err.code === 'UND_ERR_HEADERS_TIMEOUT') {
+            recordFailure(b, false);
+            sendError(p.res, 504, `backend sent no response within ${cfg.timeouts.firstByteS}s`, 'timeout_error', 'backend_timeout');
+            finish(p, '504');
+          } else if (CONNECT_ERRORS.has(err.code ?? '')) {
+            recordFailure(b, err.code === 'ECONNREFUSED');
+            retryOrFail(p, b, err.code ?? err.message);
+          } else {
+            recordFailure(b, false);
+            sendError(p.res, 502, `backend request failed: ${err.code ?? err.message}`, 'api_error', 'backend_error');
+            finish(p, '502');
+          }
+        },
+      );
+  };
+
+  const handleCompletion = async (req: IncomingMessage, res: ServerResponse, path: string, arrivalMs: number) => {
+    let buf: Buffer;
+    try {
+      buf = await readBody(req, cfg.maxBodyBytes);
+    } catch (e) {
+      if (e instanceof BodyTooLarge) sendError(res, 413, `request body exceeds ${cfg.maxBodyBytes} bytes`, 'invalid_request_error', 'body_too_large');
+      return;
+    }
+    const parsed = parseCompletion(buf, path === '/v1/chat/completions', req.headers, modelSet, cfg.tiers);
+    if ('status' in parsed) return sendError(res, parsed.status, parsed.message, 'invalid_request_error', parsed.code);
+    const { model, inputTokens, maxTokens, tier, priority } = parsed;
+    const key = `${model}\u0000${tier}`;
+    let a = arrivals.get(key);
+    if (!a) arrivals.set(key, (a = { model, region: '', tier, requests: 0, inputTokens: 0, predictedOutputTokens: 0 }));
+    a.requests++;
+    a.inputTokens += inputTokens;
+    a.predictedOutputTokens += maxTokens;
+    if (draining) return sendError(res, 503, 'gateway is shutting down', 'api_error', 'draining', { connection: 'close' });
+
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (typeof req.headers.authorization === 'string') headers.authorization = req.headers.authorization;
+    const p: Pending = {
+      progress: null,
+      view: { id: nextReqId++, arrivalS: clock.nowS(), inputTokens, predictedOutputTokens: maxTokens, model, tier, region: '', app: '', deadlineS: Infinity },
+      tier,
+      priority,
+      stream: parsed.stream,
+      path,
+      body: buf,
+      headers,
+      res,
+      arrivalMs,
+      attempts: 0,
+      tried: new Set(),
+      queued: false,
+      done: false,
+      timedOut: false,
+      backend: null,
+      firstByte: false,
+      abort: new AbortController(),
+      timer: null,
+      queueTimer: null,
+    };
+    res.on('close', () => {
+      if (p.done && res.writableFinished) return;
+      if (p.queued) {
+        queue.remove(p, p.priority);
+        setQueued(p, false);
+      }
+      if (!p.done) finish(p, 'client_closed');
+      p.abort.abort();
+    });
+    p.timer = setTimeout(() => {
+      p.timedOut = true;
+      if (p.queued) {
+        queue.remove(p, p.priority);
+        setQueued(p, false);
+        sendError(res, 504, `request exceeded ${cfg.timeouts.requestS}s`, 'timeout_error', 'timeout');
+        finish(p, '504');
+      } else p.abort.abort();
+    }, cfg.timeouts.requestS * 1000);
+
+    if (queue.size === 0 && dispatch(p)) return;
+    if (queue.full) {
+      metrics.rejected.inc({ model, reason: 'queue-full' });
+      sendError(res, 429, `gateway queue is full (${cfg.admission.maxQueue} waiting); retry later`, 'rate_limit_error', 'queue_full', { 'retry-after': String(cfg.admission.retryAfterS) });
+      finish(p, '429');
+      return;
+    }
+    enqueue(p, false);
+    pump();
+  };
+
+  const server: Server = createServer((req, res) => {
+    const arrivalMs = performance.now();
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q >= 0 ? url.slice(0, q) : url;
+    if (req.method === 'POST' && (path === '/v1/completions' || path === '/v1/chat/completions')) {
+      handleCompletion(req, res, path, arrivalMs).catch((e: unknown) => sendError(res, 500, `gateway error: ${(e as Error).message}`, 'api_error'));
+      return;
+    }
+    if (req.method === 'GET' && path === '/metrics') {
+      metrics.registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': metrics.registry.contentType });
+          res.end(text);
+        },
+        (e: unknown) => sendError(res, 500, String(e), 'api_error'),
+      );
+      return;
+    }
+    if (req.method === 'GET' && path === '/health') {
+      const up = !draining && models.every((m) => fleet.ready(m).length > 0);
+      return sendJson(res, up ? 200 : 503, { status: draining ? 'draining' : up ? 'ok' : 'degraded', backends: fleet.instances.filter((b) => !b.removed).map((b) => ({ url: b.url, model: b.model, state: b.state, inflight: b.inflight })) });
+    }
+    if (req.method === 'GET' && path === '/v1/models') {
+      return sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'llmfleet' })) });
+    }
+    const known = ['/v1/completions', '/v1/chat/completions', '/v1/models', '/metrics', '/health'].includes(path);
+    sendError(res, known ? 405 : 404, known ? `method ${req.method} not allowed on ${path}` : `no route ${req.method} ${path}`, 'invalid_request_error', known ? 'method_not_allowed' : 'not_found');
+  });
+  server.keepAliveTimeout = 30_000;
+
+  await monitor.fresh();
+  try {
+    await listen(server, cfg.port, cfg.host);
+  } catch (e) {
+    await monitor.stop();
+    await Promise.all([...pools.values()].map((p) => p.destroy()));
+    throw e;
+  }
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    url: `http://${cfg.host}:${port}`,
+    port,
+    fleet,
+    metrics,
+    router,
+    get queued() {
+      return queue.size;
+    },
+    queuedFor: (model) => queuedByModel.get(model) ?? 0,
+    takeArrivals() {
+      const out = [...arrivals.values()].sort((x, y) => (x.model < y.model ? -1 : x.model > y.model ? 1 : x.tier < y.tier ? -1 : x.tier > y.tier ? 1 : 0));
+      arrivals = new Map();
+      return out;
+    },
+    addBackend(model, url) {
+      const b = addBackend(model, url);
+      monitor.add(b);
+      void monitor.healthRound();
+      return b;
+    },
+    drainBackend(id, timeoutS = cfg.drainTimeoutS) {
+      const b = fleet.instances[id];
+      invariant(b !== undefined, `no backend ${id}`);
+      b.draining = true;
+      refresh();
+      const done = () => {
+        b.removed = true;
+        refresh();
+        void pools.get(id)?.close();
+        monitor.remove(id);
+      };
+      if (b.inflight === 0) {
+        done();
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          done();
+          resolve();
+        }, timeoutS * 1000);
+        let list = backendWaiters.get(id);
+        if (!list) backendWaiters.set(id, (list = []));
+        list.push(() => {
+          clearTimeout(t);
+          done();
+          resolve();
+        });
+      });
+    },
+    probe: () => monitor.fresh(),
+    async close() {
+      draining = true;
+      server.close();
+      server.closeIdleConnections();
+      if (inflightTotal > 0 || queue.size > 0) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, cfg.drainTimeoutS * 1000);
+          drainWaiters.push(() => {
+            clearTimeout(t);
+            resolve();
+          });
+        });
+      }
+      await monitor.stop();
+      server.closeAllConnections();
+      await Promise.all([...pools.values()].map((p) => p.destroy()));
+    },
+  };
+}

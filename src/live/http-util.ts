@@ -1,0 +1,63 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { UserError } from '../util/errors.ts';
+
+/** An OpenAI-style error body: `{ error: { message, type, param, code } }`. */
+export function sendError(res: ServerResponse, status: number, message: string, type: string, code: string | null = null, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify({ error: { message, type, param: null, code } });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
+
+export function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+export class BodyTooLarge extends Error {}
+
+/** Reads a request body up to `limitBytes`; rejects with BodyTooLarge beyond it. */
+export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let n = 0;
+    req.on('data', (c: Buffer) => {
+      n += c.length;
+      if (n > limitBytes) {
+        reject(new BodyTooLarge());
+        req.resume();
+        return;
+      }
+      parts.push(c);
+    });
+    req.on('end', () => resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts)));
+    req.on('error', reject);
+  });
+}
+
+/** Parses a JSON object body; a string describing the problem when it is not one. */
+export function parseJsonObject(buf: Buffer): Record<string, unknown> | string {
+  let v: unknown;
+  try {
+    v = JSON.parse(buf.toString('utf8'));
+  } catch (e) {
+    return `request body is not valid JSON (${(e as Error).message})`;
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'request body must be a JSON object';
+  return v as Record<string, unknown>;
+}
+
+/** Listens, turning "address in use / not available / permission" into a one-line UserError. */
+export function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EADDRINUSE' || e.code === 'EADDRNOTAVAIL' || e.code === 'EACCES') reject(new UserError(`cannot listen on ${host}:${port} (${e.code})`));
+      else reject(e);
+    });
+    server.listen(port, host, () => resolve());
+  });
+}

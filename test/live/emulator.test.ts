@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { startEmulator, type Emulator } from '../../src/live/emulator/server.ts';
+import { parsePromText, sumOf } from '../../src/live/prom-text.ts';
+import { chatTokens, promptTokens } from '../../src/live/tokens.ts';
+import { MODEL, sleep } from './helpers.ts';
+
+const post = (e: Emulator, path: string, body: unknown) => fetch(`${e.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+function sseEvents(text: string): string[] {
+  return text
+    .split('\n\n')
+    .filter((x) => x.startsWith('data: '))
+    .map((x) => x.slice(6));
+}
+
+describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_000 }, () => {
+  it('counts prompt tokens from text (⌈bytes/4⌉), exactly from token ids, and per chat message', () => {
+    assert.equal(promptTokens('abcdefgh'), 2);
+    assert.equal(promptTokens('abcdefghi'), 3);
+    assert.equal(promptTokens([5, 6, 7]), 3);
+    assert.equal(promptTokens(['abcd']), 1);
+    assert.equal(promptTokens(42), undefined);
+    assert.equal(chatTokens([{ role: 'user', content: 'abcd' }]), 3 + 4 + 1);
+    assert.equal(chatTokens([]), undefined);
+  });
+
+  it('streams one SSE chunk per token, then usage when asked, then [DONE]', async () => {
+    const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 20 });
+    try {
+      const r = await post(e, '/v1/completions', { model: MODEL, prompt: [1, 2, 3, 4, 5], max_tokens: 7, stream: true, stream_options: { include_usage: true } });
+      assert.equal(r.headers.get('content-type'), 'text/event-stream');
+      const ev = sseEvents(await r.text());
+      assert.equal(ev.at(-1), '[DONE]');
+      const chunks = ev.slice(0, -1).map((x) => JSON.parse(x) as { object: string; choices: { text: string; finish_reason: string | null }[]; usage?: { prompt_tokens: number; completion_tokens: number } });
+      assert.equal(chunks.filter((c) => c.choices[0]?.text).length, 7);
+      assert.equal(chunks.at(-2)!.choices[0]!.finish_reason, 'length');
+      assert.deepEqual(chunks.at(-1)!.usage, { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 });
+      assert.ok(chunks.every((c) => c.object === 'text_completion'));
+
+      const plain = await post(e, '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'abcd' }], max_tokens: 4, stream: true });
+      const chat = sseEvents(await plain.text()).slice(0, -1).map((x) => JSON.parse(x) as { object: string; usage?: unknown; choices: { delta: { content?: string } }[] });
+      assert.equal(chat.filter((c) => c.choices[0]?.delta.content).length, 4);
+      assert.ok(chat.every((c) => c.usage === undefined && c.object === 'chat.completion.chunk'));
+
+      const whole = (await (await post(e, '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'abcd' }], max_tokens: 3 })).json()) as { usage: { prompt_tokens: number; completion_tokens: number }; choices: { message: { content: string } }[] };
+      assert.deepEqual([whole.usage.prompt_tokens, whole.usage.completion_tokens], [8, 3]);
+      assert.equal(whole.choices[0]!.message.content, ' the model says');
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('exposes vLLM metric names with counters that add up', async () => {
+    const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 20 });
+    try {
+      await Promise.all([1, 2, 3].map((i) => post(e, '/v1/completions', { model: MODEL, prompt: new Array(10 * i).fill(0), max_tokens: 5 * i }).then((r) => r.text())));
+      const s = parsePromText(await (await fetch(`${e.url}/metrics`)).text());
+      assert.equal(sumOf(s, 'vllm:prompt_tokens_total'), 60);
+      assert.equal(sumOf(s, 'vllm:generation_tokens_total'), 30);
+      assert.equal(sumOf(s, 'vllm:num_requests_running'), 0);
+      assert.equal(sumOf(s, 'vllm:num_requests_waiting'), 0);
+      assert.equal(sumOf(s, 'vllm:kv_cache_usage_perc'), 0);
+      assert.equal(sumOf(s, 'vllm:gpu_cache_usage_perc'), 0);
+      assert.equal(sumOf(s, 'vllm:time_to_first_token_seconds_count'), 3);
+      assert.equal(sumOf(s, 'vllm:e2e_request_latency_seconds_count'), 3);
+      assert.equal(sumOf(s, 'vllm:inter_token_latency_seconds_count'), 30 - 3);
+      assert.equal(sumOf(s, 'vllm:time_per_output_token_seconds_count'), 3);
+      assert.ok(s.some((x) => x.name === 'vllm:time_to_first_token_seconds_bucket' && x.labels.le === '+Inf' && x.labels.model_name === MODEL));
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('answers 503 until the startup delay has passed, and rejects impossible requests with 400/404', async () => {
+    const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', startupDelayS: 0.3 });
+    try {
+      assert.equal((await fetch(`${e.url}/health`)).status, 503);
+      assert.equal((await post(e, '/v1/completions', { model: MODEL, prompt: 'x' })).status, 503);
+      await sleep(350);
+      assert.equal((await fetch(`${e.url}/health`)).status, 200);
+      assert.equal((await post(e, '/v1/completions', { model: MODEL, prompt: 'x', max_tokens: 200_000 })).status, 400);
+      assert.equal((await post(e, '/v1/completions', { model: 'other', prompt: 'x' })).status, 404);
+      assert.equal((await post(e, '/v1/completions', { model: MODEL })).status, 400);
+      const models = (await (await fetch(`${e.url}/v1/models`)).json()) as { data: { id: string }[] };
+      assert.equal(models.data[0]!.id, MODEL);
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('injects errors at the configured rate, reproducibly for a seed, and crashes on time', async () => {
+    const statuses = async (seed: number) => {
+      const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 50, errorRate: 0.5, seed });
+      try {
+        const out: number[] = [];
+        for (let i = 0; i < 20; i++) {
+          const r = await post(e, '/v1/completions', { model: MODEL, prompt: 'x', max_tokens: 1 });
+          await r.arrayBuffer();
+          out.push(r.status);
+        }
+        return out;
+      } finally {
+        await e.close();
+      }
+    };
+    const a = await statuses(3);
+    assert.deepEqual(a, await statuses(3));
+    const errors = a.filter((s) => s === 500).length;
+    assert.ok(errors >= 4 && errors <= 16, `${errors} of 20 failed`);
+    assert.ok(a.every((s) => s === 200 || s === 500));
+
+    let crashed = false;
+    const c = await startEmulator({ model: MODEL, hardware: 'h100-80gb', crashAfterS: 0.2, onCrash: () => (crashed = true) });
+    try {
+      assert.equal((await fetch(`${c.url}/health`)).status, 200);
+      await sleep(300);
+      assert.ok(crashed);
+      await assert.rejects(fetch(`${c.url}/health`));
+    } finally {
+      await c.close();
+    }
+  });
+});

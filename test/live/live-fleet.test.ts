@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AdmissionQueue } from '../../src/live/gateway/admission.ts';
+import { LiveFleet } from '../../src/live/gateway/live-fleet.ts';
+import { parseCompletion } from '../../src/live/gateway/parse-request.ts';
+import { parsePromText, sumOf } from '../../src/live/prom-text.ts';
+
+const SCRAPE = `# HELP vllm:num_requests_running x
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{model_name="m"} 3
+vllm:num_requests_waiting{model_name="m"} 1
+vllm:gpu_cache_usage_perc{model_name="m"} 0.25
+vllm:kv_cache_usage_perc{model_name="m"} 0.5
+vllm:cache_config_info{block_size="16",num_gpu_blocks="1000"} 1
+vllm:e2e_request_latency_seconds_bucket{model_name="m",le="+Inf"} 7
+garbage line
+`;
+
+describe('live fleet view and gateway helpers', () => {
+  it('parses Prometheus text, including labels, +Inf and junk lines', () => {
+    const s = parsePromText(SCRAPE);
+    assert.equal(sumOf(s, 'vllm:num_requests_running'), 3);
+    assert.equal(s.find((x) => x.name === 'vllm:e2e_request_latency_seconds_bucket')!.labels.le, '+Inf');
+    assert.equal(sumOf(s, 'absent'), undefined);
+  });
+
+  it('combines the last scrape with in-flight counts: outstanding = max(f, R + W + f − f₀)', () => {
+    const fleet = new LiveFleet();
+    const b = fleet.add('http://a', 'm', 'h100-80gb', 10);
+    b.inflight = 4;
+    b.applyScrape(SCRAPE, 1);
+    assert.equal(b.outstandingRequests, 4); // 3 + 1 + 4 − 4
+    assert.equal(b.kvUsedFraction, 0.5, 'the v1 name wins over the v0 one');
+    assert.equal(b.kvCapacityTokens, 16_000);
+    b.inflight = 7;
+    assert.equal(b.outstandingRequests, 7);
+    assert.equal(b.numRunning, 3);
+    assert.equal(b.numWaiting, 4);
+    b.inflight = 1; // three finished since the scrape
+    assert.equal(b.outstandingRequests, 1);
+  });
+
+  it('lists only healthy, non-ejected, non-draining backends below their cap as routable, by id', () => {
+    const fleet = new LiveFleet();
+    const [a, b, c, d] = [0, 1, 2, 3].map((i) => fleet.add(`http://b${i}`, 'm', '', 2));
+    for (const x of [a!, b!, c!, d!]) x.healthy = true;
+    c!.ejectedUntilS = 10;
+    d!.draining = true;
+    fleet.refresh(5);
+    assert.deepEqual(fleet.routable('m').map((x) => x.id), [0, 1]);
+    a!.inflight = 2;
+    assert.deepEqual(fleet.routable('m').map((x) => x.id), [1]);
+    fleet.refresh(10);
+    assert.deepEqual(fleet.routable('m').map((x) => x.id), [1, 2]);
+    assert.deepEqual([a!.state, d!.state], ['ready', 'draining']);
+  });
+
+  it('serves the admission queue by priority, FIFO within one, and refuses beyond capacity', () => {
+    const q = new AdmissionQueue<string>(3);
+    q.push('b1', 2);
+    q.push('s1', 1);
+    q.push('b2', 2);
+    assert.equal(q.full, true);
+    const order: string[] = [];
+    q.drain((x) => (order.push(x), x !== 'b1'));
+    assert.deepEqual(order, ['s1', 'b1', 'b2']);
+    assert.equal(q.size, 1);
+    q.push('p', 0, true);
+    const next: string[] = [];
+    q.drain((x) => (next.push(x), 'stop'));
+    assert.deepEqual(next, ['p']);
+  });
+
+  it('turns bad completion bodies into 4xx with a code, and good ones into routing inputs', () => {
+    const tiers = { default: 'standard', priorities: { premium: 0, standard: 1 } };
+    const models = new Set(['m']);
+    const p = (body: unknown, headers = {}) => parseCompletion(Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), false, headers, models, tiers);
+    assert.deepEqual(p({ model: 'm', prompt: [1, 2, 3], max_tokens: 9, stream: true }, { 'x-llmfleet-tier': 'premium' }), { model: 'm', inputTokens: 3, maxTokens: 9, stream: true, tier: 'premium', priority: 0 });
+    assert.equal((p('nope') as { code: string }).code, 'invalid_json');
+    assert.equal((p({ model: 'x', prompt: 'a' }) as { status: number }).status, 404);
+    assert.equal((p({ model: 'm' }) as { code: string }).code, 'invalid_prompt');
+    assert.equal((p({ model: 'm', prompt: 'a', max_tokens: 1.5 }) as { code: string }).code, 'invalid_max_tokens');
+    assert.equal((p({ model: 'm', prompt: 'a' }, { 'x-llmfleet-tier': 'gold' }) as { code: string }).code, 'invalid_tier');
+  });
+});
