@@ -1,9 +1,186 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../../util/errors.ts';
+import { buildCoefficients } from '../../optimize/joint-allocation/coefficients.ts';
+import { generateProblem } from '../../optimize/joint-allocation/generate.ts';
+import { buildMilp, type Encoding } from '../../optimize/joint-allocation/milp.ts';
+import { SOLVERS, solveCoefficients, type Plan, type SolverName } from '../../optimize/joint-allocation/plan.ts';
+import { loadProblem, type Problem } from '../../optimize/joint-allocation/problem.ts';
+import { ablationStudy, optimalityStudy, robustnessStudy, runtimeStudy, table2Suite } from '../../optimize/joint-allocation/studies.ts';
+import { toLpString } from '../../optimize/highs.ts';
 
-// Placeholder until the plan command lands; it must not be committed as done.
+interface PlanFlags {
+  problem?: string;
+  generate?: string;
+  seed: string;
+  solver: string;
+  timeLimit?: string;
+  out?: string;
+  writeLp?: string;
+  encoding: string;
+  boundTimeLimit?: string;
+  seeds?: string;
+  scenarios?: string;
+  trials?: string;
+  sizes?: string;
+  suite?: boolean;
+}
+
+function num(flag: string, v: string, opts: { int?: boolean; min?: number } = {}): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || (opts.int && !Number.isInteger(n)) || (opts.min !== undefined && n < opts.min)) {
+    throw new UserError(`--${flag}: expected ${opts.int ? 'an integer' : 'a number'}${opts.min !== undefined ? ` ≥ ${opts.min}` : ''}, got ${JSON.stringify(v)}`);
+  }
+  return n;
+}
+
+function parseSize(flag: string, v: string): [number, number, number] {
+  const parts = v.split(',').map((s) => s.trim());
+  if (parts.length !== 3) throw new UserError(`--${flag}: expected I,J,K (three positive integers), got ${JSON.stringify(v)}`);
+  const [I, J, K] = parts.map((s) => num(flag, s, { int: true, min: 1 })) as [number, number, number];
+  return [I, J, K];
+}
+
+function writeOut(dir: string, name: string, data: unknown): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, name), JSON.stringify(data, null, 2) + '\n');
+}
+
+function fmt(v: number | null, d = 2): string {
+  return v === null || !Number.isFinite(v) ? '-' : v.toFixed(d);
+}
+
+function printPlan(plan: Plan): void {
+  const o = process.stdout;
+  o.write(`solver ${plan.solver}  status ${plan.status}  objective $${fmt(plan.objective)}  solve ${plan.solveSeconds.toFixed(3)} s` +
+    (plan.bound !== null ? `  bound $${fmt(plan.bound)}  gap ${fmt(plan.gap === null ? null : plan.gap * 100, 3)} %` : '') + '\n');
+  if (plan.infeasibility) o.write(plan.infeasibility + '\n');
+  if (plan.costBreakdown) {
+    const b = plan.costBreakdown;
+    o.write(`cost: rental $${fmt(b.gpuRental)}  model-storage $${fmt(b.modelStorage)}  data-storage $${fmt(b.dataStorage)}  delay $${fmt(b.delayPenalty)}  unmet $${fmt(b.unmetPenalty)}\n`);
+  }
+  if (Object.keys(plan.gpusByTier).length) o.write(`GPUs: ${Object.entries(plan.gpusByTier).map(([k, v]) => `${k} ×${v}`).join(', ')}\n`);
+  for (const d of plan.deployments) o.write(`  deploy ${d.model} on ${d.tier} TP${d.tp} PP${d.pp} (${d.gpus} GPU) for ${d.types.join(', ') || '(no type)'}\n`);
+  for (const t of plan.perType) {
+    o.write(`  ${t.type.padEnd(20)} served ${(t.served * 100).toFixed(1).padStart(5)} %  delay ${fmt(t.delayS)}/${t.delaySloS} s  error ${fmt(t.error, 4)}/${t.errorSlo}\n`);
+  }
+  if (!plan.feasible && plan.violations.length) o.write(`violations: ${plan.violations.slice(0, 5).map((v) => `${v.family} ${v.where}`).join('; ')}\n`);
+  for (const n of plan.notes) o.write(`note: ${n}\n`);
+}
+
+async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> {
+  const progress = (m: string) => process.stderr.write(m + '\n');
+  const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1 }) : undefined;
+  const seed = num('seed', f.seed, { int: true });
+  const sizes = f.sizes ? f.sizes.split(';').map((s) => parseSize('sizes', s)) : undefined;
+  let result: unknown;
+  switch (which) {
+    case 'runtime': {
+      const rows = await runtimeStudy({ seed, progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { sizes } : {}) });
+      process.stdout.write('| (I,J,K) | GH s | AGH s | MILP compact s | status | vars | rows | MILP paper s | status | rows | GH $ | AGH $ | MILP $ | bound $ |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n');
+      for (const r of rows) {
+        process.stdout.write(`| (${r.size.join(',')}) | ${r.ghS.toFixed(4)} | ${r.aghS.toFixed(3)} | ${r.milpS.toFixed(2)} | ${r.milpStatus} | ${r.milpVars} | ${r.milpRows} | ${fmt(r.paperS)} | ${r.paperStatus ?? '-'} | ${r.paperRows ?? '-'} | ${fmt(r.ghObj)} | ${fmt(r.aghObj)} | ${fmt(r.milpObj)} | ${fmt(r.milpBound)} |\n`);
+      }
+      result = rows;
+      break;
+    }
+    case 'optimality': {
+      const r = await optimalityStudy({ progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { sizes } : {}), ...(f.seeds ? { seeds: num('seeds', f.seeds, { int: true, min: 1 }) } : {}) });
+      process.stdout.write('Gap to the proven MILP optimum over the seeds where the MILP finished (optimal).\n| (I,J,K) | MILP optimal | method | min / median / mean / p90 / max | within 1 % |\n|---|---|---|---|---|\n');
+      for (const s of r.bySize) {
+        const pc = (v: number) => (v * 100).toFixed(2) + ' %';
+        for (const [name, d] of [['AGH', s.agh], ['AGH exact', s.aghExact], ['GH', s.gh]] as const) {
+          process.stdout.write(`| (${s.size.join(',')}) | ${s.optimal} | ${name} | ${pc(d.min)} / ${pc(d.median)} / ${pc(d.mean)} / ${pc(d.p90)} / ${pc(d.max)} | ${(d.within1pct * 100).toFixed(0)} % |\n`);
+        }
+      }
+      const ab = ablationStudy({ seeds: f.seeds ? num('seeds', f.seeds, { int: true, min: 1 }) : 20 });
+      process.stdout.write('\nAblation (Table III) on (6,6,10)\n| variant | feasible | mean cost $ | median cost / AGH | mean served % |\n|---|---|---|---|---|\n');
+      for (const a of ab) process.stdout.write(`| ${a.variant} | ${a.feasible}/${a.seeds} | ${fmt(a.meanCostUsd)} | ${a.medianCostRatio.toFixed(3)} | ${a.meanServedPct.toFixed(1)} |\n`);
+      result = { ...r, ablation: ab };
+      break;
+    }
+    case 'robustness': {
+      const r = await robustnessStudy({
+        seed, progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
+        ...(f.scenarios ? { scenarios: num('scenarios', f.scenarios, { int: true, min: 1 }) } : {}),
+        ...(f.trials ? { trials: num('trials', f.trials, { int: true, min: 1 }) } : {}),
+      });
+      const o = process.stdout;
+      o.write('nominal (Stage 1): ' + r.nominal.map((n) => `${n.method} $${fmt(n.objective)} (${n.gpus} GPU${n.feasible ? '' : ', infeasible'})`).join('; ') + '\n');
+      for (const s of r.scenarios) {
+        o.write(`\nStage 2, ${s.count} scenarios, stress ×${s.stress}\n| method | Stage-1 $ | expected cost $ | violation % | served % |\n|---|---|---|---|---|\n`);
+        for (const x of s.rows) o.write(`| ${x.method} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} | ${fmt(x.servedPct, 1)} |\n`);
+      }
+      o.write('\nGRW volatility (static plans, mean cost per window on the 24-h scale)\n| σ | ' + (r.grw[0]?.rows.map((x) => x.method).join(' | ') ?? '') + ' |\n');
+      for (const g of r.grw) o.write(`| ${g.sigma} | ${g.rows.map((x) => `$${fmt(x.meanCostUsd)} (${fmt(x.violationPct, 1)} %)`).join(' | ')} |\n`);
+      if (r.diurnal) {
+        o.write(`\nTrace replay (${r.diurnal.bins} windows, peak/trough ${r.diurnal.peakToTrough.toFixed(1)}×)\n| method | mean cost/window $ | total $ | violation % |\n|---|---|---|---|\n`);
+        for (const x of r.diurnal.rows) o.write(`| ${x.method} | ${fmt(x.meanCostPerWindowUsd)} | ${fmt(x.totalUsd)} | ${fmt(x.violationPct, 1)} |\n`);
+      }
+      let suite: Awaited<ReturnType<typeof table2Suite>> | null = null;
+      if (f.suite) {
+        suite = await table2Suite({
+          seed, progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
+          ...(f.scenarios ? { scenarios: num('scenarios', f.scenarios, { int: true, min: 1 }) } : {}),
+        });
+        o.write('\nTable II suite (δ, φ_v), Stage 2 at stress ×1\n| scenario | method | Stage-1 $ | expected cost $ | violation % |\n|---|---|---|---|---|\n');
+        for (const x of suite) o.write(`| ${x.scenario} | ${x.method} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} |\n`);
+      }
+      result = { ...r, table2: suite };
+      break;
+    }
+    default:
+      throw new UserError(`plan study: expected one of runtime, optimality, robustness, got ${JSON.stringify(which ?? '')}`);
+  }
+  if (f.out) writeOut(f.out, `study-${which}.json`, result);
+}
+
 export function registerPlan(program: Command): void {
-  program.command('plan').description('(in progress)').allowUnknownOption().action(() => {
-    throw new UserError('plan: not implemented yet');
-  });
+  program
+    .command('plan')
+    .description('Joint model / GPU-tier / parallelism / routing allocation (seed 002): MILP on HiGHS, GH, AGH, baselines')
+    .argument('[mode]', '"study" to run a study')
+    .argument('[which]', 'study: runtime | optimality | robustness')
+    .option('--problem <file>', 'problem file (YAML or JSON)')
+    .option('--generate <I,J,K>', 'generate a random instance of this size')
+    .option('--seed <n>', 'seed for --generate, AGH orderings and studies', '1')
+    .option('--solver <name>', `one of ${SOLVERS.join(', ')}`, 'agh')
+    .option('--time-limit <s>', 'MILP time limit in seconds (plan: default 600 as in the paper; studies: per solve, default 30)')
+    .option('--bound-time-limit <s>', 'heuristics: MILP seconds spent for a bound to report the gap (0 = skip)', '10')
+    .option('--encoding <enc>', 'MILP encoding: paper (McCormick, default) or compact (exact, smaller)', 'paper')
+    .option('--out <dir>', 'write plan.json (or study-<name>.json) here')
+    .option('--write-lp <file>', 'write the MILP in CPLEX LP format')
+    .option('--seeds <n>', 'optimality study: seeds per size')
+    .option('--scenarios <n>', 'robustness study: Stage-2 scenarios (default 500)')
+    .option('--trials <n>', 'robustness study: GRW trials per σ (default 3)')
+    .option('--sizes <list>', 'studies: sizes as "I,J,K;I,J,K"')
+    .option('--suite', 'robustness study: also run the Table II scenarios S1–S5 (δ, φ_v)')
+    .action(async (mode: string | undefined, which: string | undefined, f: PlanFlags) => {
+      if (mode !== undefined && mode !== 'study') throw new UserError(`plan: unexpected argument ${JSON.stringify(mode)} (did you mean "plan study ${mode}"?)`);
+      if (mode === 'study') return runStudy(which, f);
+      if (!SOLVERS.includes(f.solver as SolverName)) throw new UserError(`--solver: expected one of ${SOLVERS.join(', ')}, got ${JSON.stringify(f.solver)}`);
+      if (f.encoding !== 'paper' && f.encoding !== 'compact') throw new UserError(`--encoding: expected paper or compact, got ${JSON.stringify(f.encoding)}`);
+      if (!!f.problem === !!f.generate) throw new UserError('plan: give exactly one of --problem FILE or --generate I,J,K');
+      const seed = num('seed', f.seed, { int: true });
+      let problem: Problem;
+      if (f.problem) problem = loadProblem(f.problem);
+      else {
+        const [I, J, K] = parseSize('generate', f.generate!);
+        problem = generateProblem(I, J, K, seed);
+      }
+      const c = buildCoefficients(problem);
+      const encoding = f.encoding as Encoding;
+      if (f.writeLp) writeFileSync(f.writeLp, toLpString(buildMilp(c, { encoding }).model));
+      const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1 }) : undefined;
+      const btl = num('bound-time-limit', f.boundTimeLimit ?? '10', { min: 0 });
+      const plan = await solveCoefficients(c, {
+        solver: f.solver as SolverName, seed, encoding, boundTimeLimitS: btl, ...(tl !== undefined ? { timeLimitS: tl } : {}),
+      });
+      printPlan(plan);
+      if (f.out) {
+        writeOut(f.out, 'plan.json', plan);
+        if (f.generate) writeOut(f.out, 'problem.json', problem);
+      }
+    });
 }

@@ -1,0 +1,173 @@
+import { agh } from './agh.ts';
+import { dvr, hf, lpr } from './baselines.ts';
+import { buildCoefficients, type Coefficients } from './coefficients.ts';
+import { evaluate, type Allocation, type CostBreakdown, type TypeReport, type Violation } from './evaluate.ts';
+import { greedy } from './gh.ts';
+import { solveMilp, type Encoding } from './milp.ts';
+import type { Problem } from './problem.ts';
+
+export const SOLVERS = ['milp', 'gh', 'agh', 'lpr', 'dvr', 'hf'] as const;
+export type SolverName = (typeof SOLVERS)[number];
+
+export type PlanStatus = 'optimal' | 'feasible' | 'infeasible' | 'time-limit';
+
+export interface Deployment {
+  model: string;
+  tier: string;
+  hardware: string;
+  tp: number;
+  pp: number;
+  gpus: number;
+  types: string[];
+}
+
+export interface Route {
+  type: string;
+  model: string;
+  tier: string;
+  fraction: number;
+}
+
+/** What `llmfleet plan` writes to plan.json. Money in USD over the horizon; seconds for times. */
+export interface Plan {
+  solver: SolverName;
+  status: PlanStatus;
+  /** Total cost (8a) of the returned plan, re-scored by the evaluator; null when there is no plan. */
+  objective: number | null;
+  costBreakdown: CostBreakdown | null;
+  /** Proven lower bound on the optimum (MILP dual bound) and the plan's relative gap to it. */
+  bound: number | null;
+  gap: number | null;
+  boundSource: 'milp' | null;
+  solveSeconds: number;
+  feasible: boolean;
+  violations: Violation[];
+  perType: TypeReport[];
+  gpusByTier: Record<string, number>;
+  budgetUsedUsd: number | null;
+  storageUsedGb: number | null;
+  deployments: Deployment[];
+  routing: Route[];
+  size: { I: number; J: number; K: number };
+  milp?: { encoding: Encoding; vars: number; rows: number; solverObjective: number | null };
+  infeasibility?: string;
+  notes: string[];
+}
+
+export interface PlanOptions {
+  solver?: SolverName;
+  timeLimitS?: number;
+  seed?: number;
+  encoding?: Encoding;
+  /** For heuristics: run the MILP this long (s) to get a bound for the gap; 0 = skip. */
+  boundTimeLimitS?: number;
+}
+
+export function planFromAllocation(c: Coefficients, a: Allocation | null, base: Pick<Plan, 'solver' | 'solveSeconds'> & Partial<Plan>): Plan {
+  const p = c.p;
+  const size = { I: c.I, J: c.J, K: c.K };
+  if (!a) {
+    return {
+      status: 'infeasible', objective: null, costBreakdown: null, bound: null, gap: null, boundSource: null, feasible: false, violations: [],
+      perType: [], gpusByTier: {}, budgetUsedUsd: null, storageUsedGb: null, deployments: [], routing: [], size, notes: [], ...base,
+    };
+  }
+  const ev = evaluate(c, a);
+  const JK = c.J * c.K;
+  const deployments: Deployment[] = [];
+  const routing: Route[] = [];
+  for (let pr = 0; pr < JK; pr++) {
+    const cf = a.cfg[pr]!;
+    if (cf < 0) continue;
+    const j = Math.floor(pr / c.K), k = pr % c.K;
+    const conf = c.configs[cf]!;
+    const types = p.types.filter((_, i) => a.z[i * JK + pr]).map((t) => t.name);
+    deployments.push({ model: p.models[j]!.name, tier: p.tiers[k]!.name, hardware: p.tiers[k]!.hardware, tp: conf.tp, pp: conf.pp, gpus: conf.gpus, types });
+  }
+  for (let i = 0; i < c.I; i++) {
+    for (let pr = 0; pr < JK; pr++) {
+      const x = a.x[i * JK + pr]!;
+      if (x > 1e-9) routing.push({ type: p.types[i]!.name, model: p.models[Math.floor(pr / c.K)]!.name, tier: p.tiers[pr % c.K]!.name, fraction: x });
+    }
+  }
+  const bound = base.bound ?? null;
+  const gap = base.gap !== undefined ? base.gap : bound !== null ? Math.max(0, (ev.objective - bound) / Math.max(Math.abs(ev.objective), 1e-9)) : null;
+  return {
+    status: base.status ?? (ev.feasible ? 'feasible' : 'infeasible'),
+    objective: ev.objective, costBreakdown: ev.costBreakdown, bound, gap, boundSource: bound !== null ? 'milp' : null,
+    feasible: ev.feasible, violations: ev.violations, perType: ev.perType, gpusByTier: ev.gpusByTier,
+    budgetUsedUsd: ev.budgetUsedUsd, storageUsedGb: ev.storageUsedGb, deployments, routing, size, notes: [], ...base,
+  } as Plan;
+}
+
+/** Solves a problem with one method and returns the plan (the single entry point the CLI and studies use). */
+export async function solvePlan(problem: Problem, opts: PlanOptions = {}): Promise<Plan> {
+  const c = buildCoefficients(problem);
+  return solveCoefficients(c, opts);
+}
+
+export async function solveCoefficients(c: Coefficients, opts: PlanOptions = {}): Promise<Plan> {
+  const solver = opts.solver ?? 'agh';
+  opts = { ...opts, timeLimitS: opts.timeLimitS ?? 600 }; // the paper's 600 s cap
+  const encoding = opts.encoding ?? 'paper';
+  if (solver === 'milp') {
+    const r = await solveMilp(c, { encoding, ...(opts.timeLimitS !== undefined ? { timeLimitS: opts.timeLimitS } : {}) });
+    const status: PlanStatus = r.status === 'optimal' ? 'optimal' : r.status === 'time-limit' ? 'time-limit' : 'infeasible';
+    const plan = planFromAllocation(c, r.allocation, {
+      solver, solveSeconds: r.solveSeconds, status, bound: r.bound,
+      milp: { encoding, vars: r.vars, rows: r.rows, solverObjective: r.objective },
+      ...(r.infeasibility ? { infeasibility: r.infeasibility.message } : {}),
+    });
+    if (r.status === 'time-limit' && !r.allocation) plan.notes.push('time limit reached before any incumbent was found');
+    if (r.status === 'unbounded' || r.status === 'error') plan.notes.push(`solver returned ${r.status}`);
+    return plan;
+  }
+  const t0 = performance.now();
+  let a: Allocation | null;
+  const notes: string[] = [];
+  switch (solver) {
+    case 'gh': a = greedy(c).toAllocation(); break;
+    case 'agh': {
+      const r = agh(c, { seed: opts.seed ?? 0 });
+      a = r.state.toAllocation();
+      notes.push(`AGH ran ${r.orderingsRun} orderings; best was #${r.bestOrdering}`);
+      break;
+    }
+    case 'lpr': a = await lpr(c, opts.timeLimitS !== undefined ? { timeLimitS: opts.timeLimitS } : {}); break;
+    case 'dvr': a = await dvr(c); break;
+    case 'hf': {
+      const r = await hf(c, opts.timeLimitS !== undefined ? { timeLimitS: opts.timeLimitS } : {});
+      a = r.allocation;
+      if (r.tier >= 0) notes.push(`HF chose tier ${c.p.tiers[r.tier]!.name}`);
+      break;
+    }
+  }
+  const solveSeconds = (performance.now() - t0) / 1000;
+  let bound: number | null = null;
+  const btl = opts.boundTimeLimitS ?? 0;
+  if (btl > 0) {
+    const r = await solveMilp(c, { encoding: 'compact', timeLimitS: btl, diagnose: false });
+    bound = r.bound;
+    if (bound !== null) notes.push(`bound from MILP (${r.status}, ${r.solveSeconds.toFixed(2)} s)`);
+  }
+  const plan = planFromAllocation(c, a, { solver, solveSeconds, bound });
+  plan.notes.push(...notes);
+  return plan;
+}
+
+/**
+ * Simulator fleet pools for a plan: one pool per deployed (model, tier) pair with its TP×PP; count = number
+ * of TP×PP groups (always 1 in 𝒫_DM: a pair is one group, digest §2.3). Pairs on the same model, hardware
+ * and TP/PP (e.g. FP16 and INT8 tiers of one GPU) are merged.
+ */
+export function planToFleetPools(plan: Pick<Plan, 'deployments'>): Array<{ model: string; hardware: string; tp: number; pp: number; count: number }> {
+  const m = new Map<string, { model: string; hardware: string; tp: number; pp: number; count: number }>();
+  for (const d of plan.deployments) {
+    const key = `${d.model}|${d.hardware}|${d.tp}|${d.pp}`;
+    const e = m.get(key);
+    if (e) e.count += 1;
+    else m.set(key, { model: d.model, hardware: d.hardware, tp: d.tp, pp: d.pp, count: 1 });
+  }
+  return [...m.values()].sort((a, b) => a.model.localeCompare(b.model) || a.hardware.localeCompare(b.hardware) || a.tp - b.tp || a.pp - b.pp);
+}
+

@@ -1,0 +1,281 @@
+import { readFileSync } from 'node:fs';
+import { Rng } from '../../util/rng.ts';
+import { agh } from './agh.ts';
+import { dvr, hf, lpr } from './baselines.ts';
+import { buildCoefficients, type Coefficients, type CoefOverrides } from './coefficients.ts';
+import { evaluate, type Allocation } from './evaluate.ts';
+import { generateProblem } from './generate.ts';
+import { greedy } from './gh.ts';
+import { solveMilp } from './milp.ts';
+import type { Problem } from './problem.ts';
+import { routeFixed } from './route.ts';
+import type { Progress } from './studies.ts';
+
+/**
+ * Robustness of fixed plans (digest §4.7–4.8): Stage-2 re-routing on perturbed scenarios (Table II style and
+ * the S1–S5 suite), GRW demand volatility (Table IV), trace replay with 5-min rolling re-planning (Table V).
+ */
+
+const quiet: Progress = () => {};
+
+
+export type Method = 'AGH' | 'GH' | 'DM' | 'LPR' | 'DVR' | 'HF';
+export const METHODS: Method[] = ['AGH', 'GH', 'DM', 'LPR', 'DVR', 'HF'];
+
+export async function stage1Plans(c: Coefficients, opts: { seed?: number; milpTimeLimitS?: number; methods?: Method[] } = {}): Promise<Map<Method, Allocation>> {
+  const out = new Map<Method, Allocation>();
+  const tl = opts.milpTimeLimitS ?? 60;
+  for (const m of opts.methods ?? METHODS) {
+    switch (m) {
+      case 'AGH': out.set(m, agh(c, { seed: opts.seed ?? 0 }).state.toAllocation()); break;
+      case 'GH': out.set(m, greedy(c).toAllocation()); break;
+      case 'DM': { const r = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false }); if (r.allocation) out.set(m, r.allocation); break; }
+      case 'LPR': out.set(m, await lpr(c)); break;
+      case 'DVR': out.set(m, await dvr(c)); break;
+      case 'HF': { const r = await hf(c, { timeLimitS: tl }); if (r.allocation) out.set(m, r.allocation); break; }
+    }
+  }
+  return out;
+}
+
+export interface RobustRow {
+  method: Method;
+  stage1Usd: number;
+  expectedCostUsd: number;
+  violationPct: number;
+  /** Mean served share over scenarios and types. */
+  servedPct: number;
+}
+
+/** Per-(i,j,k) one-sided inflation (digest §4.7 [A]: hat = nominal·U(0.10,0.25); realised = nominal + hat·U(0,1)). */
+export function perturbation(c: Coefficients, rng: Rng, stress = 1, demand = true): CoefOverrides {
+  const N = c.I * c.J * c.K;
+  const delayScale = new Float64Array(N), errorScale = new Float64Array(N);
+  for (let t = 0; t < N; t++) {
+    delayScale[t] = stress * (1 + (0.1 + 0.15 * rng.next()) * rng.next());
+    errorScale[t] = stress * (1 + (0.1 + 0.15 * rng.next()) * rng.next());
+  }
+  const lambda = Float64Array.from(c.p.types.map((t) => t.arrivalsPerHour * (demand ? 0.8 + 0.4 * rng.next() : 1)));
+  return { delayScale, errorScale, lambda };
+}
+
+/** Stage 2 for a fixed plan: routing LP on the scenario; returns cost and per-type unserved. */
+async function stage2(p: Problem, ov: CoefOverrides, a: Allocation): Promise<{ cost: number; u: Float64Array }> {
+  const c = buildCoefficients(p, ov);
+  const r = await routeFixed(c, { cfg: a.cfg, z: a.z });
+  const ev = evaluate(c, r.allocation);
+  return { cost: ev.objective, u: r.allocation.u };
+}
+
+function stage1Cost(c: Coefficients, a: Allocation): number {
+  const b = evaluate(c, a).costBreakdown;
+  return b.gpuRental + b.modelStorage;
+}
+
+export interface RobustnessResult {
+  problem: { I: number; J: number; K: number; seed: number };
+  scenarios: { stress: number; count: number; rows: RobustRow[] }[];
+  grw: { sigma: number; trials: number; rows: { method: Method; meanCostUsd: number; medianCostUsd: number; violationPct: number }[] }[];
+  diurnal: { bins: number; peakToTrough: number; source: string; rows: { method: Method | `${Method}-5min`; meanCostPerWindowUsd: number; totalUsd: number; violationPct: number }[] } | null;
+  nominal: { method: Method; objective: number; feasible: boolean; gpus: number }[];
+}
+
+export interface RobustnessOptions {
+  size?: [number, number, number];
+  seed?: number;
+  scenarios?: number;
+  stresses?: number[];
+  sigmas?: number[];
+  trials?: number;
+  windows?: number;
+  tracePath?: string | null;
+  methods?: Method[];
+  milpTimeLimitS?: number;
+  /** Add AGH-5min / GH-5min rolling rows to the trace replay (default true). */
+  rolling?: boolean;
+  progress?: Progress;
+}
+
+export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<RobustnessResult> {
+  const [I, J, K] = opts.size ?? [6, 6, 10];
+  const seed = opts.seed ?? 1;
+  const log = opts.progress ?? quiet;
+  const p = generateProblem(I, J, K, seed);
+  const c = buildCoefficients(p);
+  const plans = await stage1Plans(c, { seed, ...(opts.milpTimeLimitS !== undefined ? { milpTimeLimitS: opts.milpTimeLimitS } : {}), ...(opts.methods ? { methods: opts.methods } : {}) });
+  const methods = [...plans.keys()];
+  const nominal = methods.map((m) => {
+    const ev = evaluate(c, plans.get(m)!);
+    return { method: m, objective: ev.objective, feasible: ev.feasible, gpus: Object.values(ev.gpusByTier).reduce((s, g) => s + g, 0) };
+  });
+  const rng = new Rng(seed).fork('robustness');
+  const S = opts.scenarios ?? 500;
+  const scenarios: RobustnessResult['scenarios'] = [];
+  for (const stress of opts.stresses ?? [1.0, 1.5]) {
+    const srng = rng.fork(`scenarios/${stress}`);
+    const ovs = Array.from({ length: S }, () => perturbation(c, srng, stress));
+    const rows: RobustRow[] = [];
+    for (const m of methods) {
+      const a = plans.get(m)!;
+      let cost = 0, viol = 0, served = 0;
+      for (const ov of ovs) {
+        const r = await stage2(p, ov, a);
+        cost += r.cost;
+        for (let i = 0; i < I; i++) { if (r.u[i]! > 0.01) viol++; served += 1 - r.u[i]!; }
+      }
+      rows.push({ method: m, stage1Usd: stage1Cost(c, a), expectedCostUsd: cost / S, violationPct: (100 * viol) / (S * I), servedPct: (100 * served) / (S * I) });
+    }
+    scenarios.push({ stress, count: S, rows });
+    log(`robustness: ${S} scenarios at stress ${stress} done`);
+  }
+  // GRW volatility (Table IV): λ_i^(t+1) = λ_i^(t) · exp(N(0, σ)), 288 windows, static plans.
+  const W = opts.windows ?? 288;
+  const grw: RobustnessResult['grw'] = [];
+  const grwMethods = methods.filter((m) => m === 'AGH' || m === 'GH' || m === 'DM');
+  for (const sigma of opts.sigmas ?? [0.01, 0.03, 0.05]) {
+    const trials = opts.trials ?? 3;
+    const acc = new Map<Method, { costs: number[]; viol: number; n: number }>();
+    for (const m of grwMethods) acc.set(m, { costs: [], viol: 0, n: 0 });
+    for (let tr = 0; tr < trials; tr++) {
+      const g = rng.fork(`grw/${sigma}/${tr}`);
+      const lam = p.types.map((t) => t.arrivalsPerHour);
+      const costs = new Map<Method, number>(grwMethods.map((m) => [m, 0]));
+      for (let w = 0; w < W; w++) {
+        if (w > 0) for (let i = 0; i < I; i++) lam[i] = lam[i]! * Math.exp(g.normal(0, sigma));
+        for (const m of grwMethods) {
+          const r = await stage2(p, { lambda: lam }, plans.get(m)!);
+          costs.set(m, costs.get(m)! + r.cost);
+          const e = acc.get(m)!;
+          for (let i = 0; i < I; i++) { if (r.u[i]! > 0.01) e.viol++; e.n++; }
+        }
+      }
+      for (const m of grwMethods) acc.get(m)!.costs.push(costs.get(m)!); // total over windows, 24-h objective scale per window
+    }
+    grw.push({
+      sigma, trials,
+      rows: grwMethods.map((m) => {
+        const e = acc.get(m)!;
+        const s = [...e.costs].sort((a, b) => a - b);
+        return { method: m, meanCostUsd: s.reduce((a, b) => a + b, 0) / s.length / W, medianCostUsd: s[Math.floor(s.length / 2)]! / W, violationPct: (100 * e.viol) / e.n };
+      }),
+    });
+    log(`robustness: GRW σ=${sigma} done`);
+  }
+  // Diurnal replay (Table V) from the bundled Azure code trace.
+  let diurnal: RobustnessResult['diurnal'] = null;
+  if (opts.tracePath !== null) {
+    const path = opts.tracePath ?? 'data/azure-llm/AzureLLMInferenceTrace_code.csv';
+    const mult = traceMultipliers(path, W);
+    const rows: NonNullable<RobustnessResult['diurnal']>['rows'] = [];
+    for (const m of methods) {
+      let total = 0, viol = 0;
+      for (let w = 0; w < W; w++) {
+        const r = await stage2(p, { lambda: p.types.map((t) => t.arrivalsPerHour * mult[w]!) }, plans.get(m)!);
+        total += r.cost;
+        for (let i = 0; i < I; i++) if (r.u[i]! > 0.01) viol++;
+      }
+      rows.push({ method: m, meanCostPerWindowUsd: total / W, totalUsd: total, violationPct: (100 * viol) / (W * I) });
+    }
+    // 5-min rolling variants for the heuristics (DM-5min would need 288 MILP solves; not run).
+    for (const m of methods.filter((x): x is 'AGH' | 'GH' => (x === 'AGH' || x === 'GH') && (opts.rolling ?? true))) {
+      const lam = (w: number) => p.types.map((t) => t.arrivalsPerHour * mult[w]!);
+      const r = await rollingReplay(p, m, plans.get(m)!, W, lam, seed);
+      rows.push({ method: `${m}-5min`, meanCostPerWindowUsd: r.total / W, totalUsd: r.total, violationPct: r.violationPct });
+    }
+    const nz = mult.filter((v) => v > 0);
+    diurnal = { bins: W, peakToTrough: Math.max(...mult) / Math.max(1e-9, Math.min(...nz)), source: path, rows };
+    log('robustness: diurnal replay done');
+  }
+  return { problem: { I, J, K, seed }, scenarios, grw, diurnal, nominal };
+}
+
+/** Table II scenario suite (digest §4.7): δ and φ_v (multiplies φ of the media types only). */
+export const TABLE2_SCENARIOS = [
+  { id: 'S1', budgetUsd: 100, phiV: 1 },
+  { id: 'S2', budgetUsd: 75, phiV: 1 },
+  { id: 'S3', budgetUsd: 72, phiV: 1 },
+  { id: 'S4', budgetUsd: 75, phiV: 5 },
+  { id: 'S5', budgetUsd: 72, phiV: 5 },
+] as const;
+
+export interface SuiteRow extends RobustRow {
+  scenario: string;
+}
+
+/**
+ * Each Table II scenario: re-plan every method on the modified nominal problem (δ scaled by I/6 like the
+ * generator; φ_v on types whose name starts with image/video), then 500 Stage-2 scenarios at stress 1.
+ */
+export async function table2Suite(opts: { size?: [number, number, number]; seed?: number; scenarios?: number; methods?: Method[]; milpTimeLimitS?: number; progress?: Progress } = {}): Promise<SuiteRow[]> {
+  const [I, J, K] = opts.size ?? [6, 6, 10];
+  const seed = opts.seed ?? 1;
+  const S = opts.scenarios ?? 500;
+  const base = generateProblem(I, J, K, seed);
+  const out: SuiteRow[] = [];
+  for (const sc of TABLE2_SCENARIOS) {
+    const p: Problem = {
+      ...base,
+      budgetUsd: (sc.budgetUsd * I) / 6,
+      types: base.types.map((t) => (/^(image|video)/.test(t.name) ? { ...t, unmetPenaltyUsdPerHour: t.unmetPenaltyUsdPerHour * sc.phiV } : t)),
+    };
+    const c = buildCoefficients(p);
+    const plans = await stage1Plans(c, { seed, ...(opts.milpTimeLimitS !== undefined ? { milpTimeLimitS: opts.milpTimeLimitS } : {}), ...(opts.methods ? { methods: opts.methods } : {}) });
+    const rng = new Rng(seed).fork(`table2/${sc.id}`);
+    const ovs = Array.from({ length: S }, () => perturbation(c, rng, 1));
+    for (const [m, a] of plans) {
+      let cost = 0, viol = 0, served = 0;
+      for (const ov of ovs) {
+        const r = await stage2(p, ov, a);
+        cost += r.cost;
+        for (let i = 0; i < I; i++) { if (r.u[i]! > 0.01) viol++; served += 1 - r.u[i]!; }
+      }
+      out.push({ scenario: sc.id, method: m, stage1Usd: stage1Cost(c, a), expectedCostUsd: cost / S, violationPct: (100 * viol) / (S * I), servedPct: (100 * served) / (S * I) });
+    }
+    opts.progress?.(`table2: ${sc.id} done`);
+  }
+  return out;
+}
+
+/**
+ * 5-min rolling re-planning with keep-best (digest §4.8): before window w, forecast λ by EWMA of the windows
+ * seen so far (smoothing 0.5 [A]; the paper does not give it), re-plan with the heuristic on the forecast, and
+ * adopt the new plan only if its forecast objective beats the incumbent's (the incumbent re-routed optimally on
+ * the forecast). The adopted plan is then scored on the realised window by the routing LP.
+ */
+export async function rollingReplay(p: Problem, method: 'AGH' | 'GH', initial: Allocation, W: number, lambdaAt: (w: number) => number[], seed: number): Promise<{ total: number; violationPct: number; adoptions: number }> {
+  let plan = initial;
+  let forecast = p.types.map((t) => t.arrivalsPerHour);
+  let total = 0, viol = 0, adoptions = 0;
+  const I = p.types.length;
+  for (let w = 0; w < W; w++) {
+    if (w > 0) {
+      const seen = lambdaAt(w - 1);
+      forecast = forecast.map((f, i) => 0.5 * seen[i]! + 0.5 * f);
+      const cf = buildCoefficients(p, { lambda: forecast });
+      const cand = method === 'AGH' ? agh(cf, { seed }).state.toAllocation() : greedy(cf).toAllocation();
+      const candObj = evaluate(cf, cand).objective;
+      const inc = await routeFixed(cf, { cfg: plan.cfg, z: plan.z });
+      if (candObj < inc.objective - 1e-9) { plan = cand; adoptions++; }
+    }
+    const r = await stage2(p, { lambda: lambdaAt(w) }, plan);
+    total += r.cost;
+    for (let i = 0; i < I; i++) if (r.u[i]! > 0.01) viol++;
+  }
+  return { total, violationPct: (100 * viol) / (W * I), adoptions };
+}
+
+/**
+ * Demand multipliers per window from an Azure trace (TIMESTAMP, ContextTokens, GeneratedTokens): the
+ * trace's span is cut into `bins` equal windows; multiplier = window count / mean window count (digest §4.8).
+ * The bundled 2023 sample spans ≈ 57 minutes, so its "day" is the trace's minute-scale burstiness replayed
+ * over 288 windows, not a real diurnal cycle (the 2024 week trace is not bundled).
+ */
+export function traceMultipliers(path: string, bins: number): number[] {
+  const lines = readFileSync(path, 'utf8').split(/\r?\n/).slice(1).filter((l) => l.trim());
+  const ts = lines.map((l) => Date.parse(l.split(',')[0]!.replace(' ', 'T').slice(0, 23) + 'Z'));
+  const t0 = ts[0]!, t1 = ts[ts.length - 1]!;
+  const counts = new Array<number>(bins).fill(0);
+  for (const t of ts) counts[Math.min(bins - 1, Math.floor(((t - t0) / Math.max(1, t1 - t0)) * bins))]! += 1;
+  const mean = counts.reduce((a, b) => a + b, 0) / bins;
+  return counts.map((v) => v / mean);
+}

@@ -1,0 +1,104 @@
+import { ModelBuilder, solveModel } from '../highs.ts';
+import { delayOf, kvPerGpu, weightsPerGpu, type Coefficients } from './coefficients.ts';
+import { emptyAllocation, type Allocation } from './evaluate.ts';
+
+/**
+ * Routing-only LP (digest §4.7, Stage 2): deployment (y, q, w) and admissions z fixed, re-optimise x and u.
+ * Rows (8b), (8c), (8f), (8g), (8h), (8i), (8j) and x ≤ z. Objective C3 + C4 + C5 (+ the fixed C1 + C2 as
+ * offset). Used for the robustness studies and to route the LPR/DVR baselines.
+ */
+export interface RouteOptions {
+  /** u ≤ ζ_i when true; by default u ∈ [0, 1] (violations are reported separately, digest §4.7 [A]). */
+  strictCap?: boolean;
+  timeLimitS?: number;
+}
+
+export interface RouteResult {
+  allocation: Allocation;
+  objective: number;
+  ok: boolean;
+}
+
+export async function routeFixed(c: Coefficients, deploy: { cfg: Int32Array; z: Uint8Array }, opts: RouteOptions = {}): Promise<RouteResult> {
+  const { I, J, K, p } = c;
+  const JK = J * K;
+  const b = new ModelBuilder('min');
+  const xv = new Int32Array(I * JK).fill(-1);
+  let fixed = 0;
+  for (let pr = 0; pr < JK; pr++) if (deploy.cfg[pr]! >= 0) fixed += c.rentalPerGpu[pr]! * c.configs[deploy.cfg[pr]!]!.gpus;
+  for (let t = 0; t < I * JK; t++) {
+    const pr = t % JK;
+    if (!deploy.z[t] || deploy.cfg[pr]! < 0) continue;
+    fixed += c.modelStorageCost[t]!;
+    const i = Math.floor(t / JK);
+    xv[t] = b.addVar(`x_${t}`, 0, 1, c.dataStorageCost[t]! + c.delayCostPerS[i]! * delayOf(c, t, i, deploy.cfg[pr]!));
+  }
+  const uv = p.types.map((ty, i) => b.addVar(`u_${i}`, 0, opts.strictCap ? ty.unservedCap : 1, c.unmetCost[i]!));
+  b.model.offset = fixed;
+  for (let i = 0; i < I; i++) {
+    const bal: [number, number][] = [[uv[i]!, 1]];
+    const dl: [number, number][] = [];
+    const er: [number, number][] = [];
+    for (let pr = 0; pr < JK; pr++) {
+      const t = i * JK + pr;
+      if (xv[t]! < 0) continue;
+      bal.push([xv[t]!, 1]);
+      dl.push([xv[t]!, delayOf(c, t, i, deploy.cfg[pr]!)]);
+      er.push([xv[t]!, c.ebar[t]!]);
+    }
+    b.addRow(`bal_${i}`, bal, 1, 1);
+    if (dl.length) b.addRow(`delay_${i}`, dl, -Infinity, p.types[i]!.delaySloS);
+    if (er.length) b.addRow(`err_${i}`, er, -Infinity, p.types[i]!.errorSlo);
+  }
+  const budget: [number, number][] = [];
+  const stor = new Map<string, [number, number][]>();
+  const storFixed = new Map<string, number>();
+  for (let t = 0; t < I * JK; t++) {
+    if (xv[t]! < 0) continue;
+    const i = Math.floor(t / JK), pr = t % JK, j = Math.floor(pr / K);
+    budget.push([xv[t]!, c.dataStorageCost[t]!]);
+    const key = p.options.storageScope === 'global' ? 'g' : p.options.storageScope === 'per-type' ? `t${i}` : `p${pr}`;
+    const g = stor.get(key) ?? [];
+    g.push([xv[t]!, c.dataGb[t]! / Math.max(1, p.storageCapGb)]);
+    stor.set(key, g);
+    storFixed.set(key, (storFixed.get(key) ?? 0) + p.models[j]!.weightsGb);
+  }
+  if (budget.length) b.addRow('budget', budget, -Infinity, Math.max(0, p.budgetUsd - fixed));
+  for (const [key, terms] of stor) b.addRow(`stor_${key}`, terms, -Infinity, Math.max(0, p.storageCapGb - storFixed.get(key)!) / Math.max(1, p.storageCapGb));
+  for (let pr = 0; pr < JK; pr++) {
+    const cf = deploy.cfg[pr]!;
+    if (cf < 0) continue;
+    const j = Math.floor(pr / K), k = pr % K;
+    const mem: [number, number][] = [];
+    const comp: [number, number][] = [];
+    const cap = p.tiers[k]!.memoryGb;
+    const compCap = c.gpuTflopPerHour[pr]! * c.configs[cf]!.gpus;
+    for (let i = 0; i < I; i++) {
+      const t = i * JK + pr;
+      if (xv[t]! < 0) continue;
+      const kv = kvPerGpu(c, t, i, j, k, cf) / cap;
+      if (kv >= 1e-6) mem.push([xv[t]!, kv]);
+      comp.push([xv[t]!, c.computeLoad[t]! / compCap]);
+    }
+    if (mem.length) b.addRow(`mem_${pr}`, mem, -Infinity, Math.max(0, 1 - weightsPerGpu(c, pr, cf) / cap));
+    if (comp.length) b.addRow(`comp_${pr}`, comp, -Infinity, 1);
+  }
+  const r = await solveModel(b.model, { ...(opts.timeLimitS !== undefined ? { timeLimitS: opts.timeLimitS } : {}) });
+  const a = emptyAllocation(c);
+  a.cfg = deploy.cfg.slice();
+  a.z = deploy.z.slice();
+  for (let pr = 0; pr < JK; pr++) if (a.cfg[pr]! < 0) for (let i = 0; i < I; i++) a.z[i * JK + pr] = 0;
+  if (!r.hasSolution) return { allocation: a, objective: Infinity, ok: false };
+  for (let i = 0; i < I; i++) {
+    let served = 0;
+    for (let pr = 0; pr < JK; pr++) {
+      const t = i * JK + pr;
+      if (xv[t]! < 0) continue;
+      const x = r.values[xv[t]!]!;
+      a.x[t] = x > 1e-9 ? Math.min(1, x) : 0;
+      served += a.x[t]!;
+    }
+    a.u[i] = Math.max(0, 1 - served);
+  }
+  return { allocation: a, objective: r.objective!, ok: true };
+}

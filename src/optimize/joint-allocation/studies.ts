@@ -1,0 +1,181 @@
+import { agh } from './agh.ts';
+import { buildCoefficients } from './coefficients.ts';
+import { evaluate } from './evaluate.ts';
+import { generateProblem } from './generate.ts';
+import { DEFAULT_GH_FLAGS, greedy, type GhFlags } from './gh.ts';
+import { solveMilp } from './milp.ts';
+
+/**
+ * The paper's studies (digest §4.6, §5): runtime vs size (Table VI), AGH-vs-MILP optimality and the
+ * mechanism ablation (Table III). Robustness studies live in robustness.ts. Timing uses performance.now() (wall clock), measured here in the library because timing is the
+ * study's output; nothing else reads the clock.
+ */
+
+export type Progress = (msg: string) => void;
+const quiet: Progress = () => {};
+
+const now = () => performance.now();
+
+// ---------------------------------------------------------------- runtime
+
+export interface RuntimeRow {
+  size: [number, number, number];
+  ghS: number;
+  aghS: number;
+  milpS: number;
+  milpStatus: string;
+  milpVars: number;
+  milpRows: number;
+  ghObj: number;
+  aghObj: number;
+  milpObj: number | null;
+  milpBound: number | null;
+  /** The paper's McCormick encoding, same time limit (null when skipped). */
+  paperS: number | null;
+  paperStatus: string | null;
+  paperRows: number | null;
+  paperObj: number | null;
+}
+
+export const DEFAULT_RUNTIME_SIZES: [number, number, number][] = [[4, 4, 5], [5, 5, 5], [6, 6, 10], [10, 10, 10], [15, 15, 10], [20, 20, 20]];
+
+export async function runtimeStudy(opts: { sizes?: [number, number, number][]; seed?: number; milpTimeLimitS?: number; repeats?: number; paperEncoding?: boolean; progress?: Progress } = {}): Promise<RuntimeRow[]> {
+  const sizes = opts.sizes ?? DEFAULT_RUNTIME_SIZES;
+  const seed = opts.seed ?? 1;
+  const tl = opts.milpTimeLimitS ?? 30;
+  const reps = opts.repeats ?? 3;
+  const log = opts.progress ?? quiet;
+  const rows: RuntimeRow[] = [];
+  for (const [I, J, K] of sizes) {
+    const c = buildCoefficients(generateProblem(I, J, K, seed));
+    // Best of `reps` for the heuristics (sub-second timings are noisy on a shared machine).
+    let ghS = Infinity, aghS = Infinity, ghObj = 0, aghObj = 0;
+    for (let r = 0; r < reps; r++) {
+      let t0 = now();
+      const g = greedy(c);
+      ghS = Math.min(ghS, (now() - t0) / 1000);
+      ghObj = evaluate(c, g.toAllocation()).objective;
+      t0 = now();
+      const a = agh(c, { seed });
+      aghS = Math.min(aghS, (now() - t0) / 1000);
+      aghObj = evaluate(c, a.state.toAllocation()).objective;
+    }
+    log(`runtime ${I},${J},${K}: GH ${ghS.toFixed(3)} s, AGH ${aghS.toFixed(3)} s; MILP (limit ${tl} s)...`);
+    const m = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false });
+    const pm = opts.paperEncoding === false ? null : await solveMilp(c, { encoding: 'paper', timeLimitS: tl, diagnose: false });
+    rows.push({
+      size: [I, J, K], ghS, aghS, milpS: m.solveSeconds, milpStatus: m.status, milpVars: m.vars, milpRows: m.rows,
+      ghObj, aghObj, milpObj: m.allocation ? evaluate(c, m.allocation).objective : null, milpBound: m.bound,
+      paperS: pm?.solveSeconds ?? null, paperStatus: pm?.status ?? null, paperRows: pm?.rows ?? null,
+      paperObj: pm?.allocation ? evaluate(c, pm.allocation).objective : null,
+    });
+  }
+  return rows;
+}
+
+// ---------------------------------------------------------------- optimality
+
+export interface OptimalityRow {
+  size: [number, number, number];
+  seed: number;
+  milpStatus: string;
+  milpObj: number | null;
+  milpBound: number | null;
+  aghObj: number;
+  /** Algorithm 2 exactly as listed (no [A] extensions). */
+  aghExactObj: number;
+  ghObj: number;
+  /** (AGH − bound) / bound when the MILP proved optimality or gave a bound. */
+  aghGap: number | null;
+  aghExactGap: number | null;
+  ghGap: number | null;
+  aghFeasible: boolean;
+}
+
+export interface Distribution {
+  n: number;
+  min: number;
+  median: number;
+  mean: number;
+  p90: number;
+  max: number;
+  within1pct: number;
+}
+
+export function distribution(xs: number[]): Distribution {
+  const s = [...xs].sort((a, b) => a - b);
+  const q = (f: number) => s[Math.min(s.length - 1, Math.floor(f * (s.length - 1) + 0.5))]!;
+  return {
+    n: s.length, min: s[0] ?? NaN, median: q(0.5), mean: s.reduce((a, b) => a + b, 0) / Math.max(1, s.length), p90: q(0.9), max: s[s.length - 1] ?? NaN,
+    within1pct: s.filter((v) => v <= 0.01 + 1e-12).length / Math.max(1, s.length),
+  };
+}
+
+export async function optimalityStudy(opts: { sizes?: [number, number, number][]; seeds?: number; milpTimeLimitS?: number; progress?: Progress } = {}): Promise<{ rows: OptimalityRow[]; bySize: { size: [number, number, number]; agh: Distribution; aghExact: Distribution; gh: Distribution; optimal: number }[] }> {
+  const sizes = opts.sizes ?? [[4, 4, 5], [6, 6, 10]];
+  const seeds = opts.seeds ?? 20;
+  const tl = opts.milpTimeLimitS ?? 30;
+  const log = opts.progress ?? quiet;
+  const rows: OptimalityRow[] = [];
+  for (const size of sizes) {
+    for (let seed = 1; seed <= seeds; seed++) {
+      const c = buildCoefficients(generateProblem(size[0], size[1], size[2], seed));
+      const a = agh(c, { seed });
+      const aghObj = evaluate(c, a.state.toAllocation()).objective;
+      const aghExactObj = evaluate(c, agh(c, { seed, exact: true }).state.toAllocation()).objective;
+      const ghObj = evaluate(c, greedy(c).toAllocation()).objective;
+      const m = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false });
+      const lb = m.bound;
+      rows.push({
+        size, seed, milpStatus: m.status, milpObj: m.allocation ? evaluate(c, m.allocation).objective : null, milpBound: lb, aghObj, aghExactObj, ghObj,
+        aghGap: lb !== null && lb > 0 ? (aghObj - lb) / lb : null, aghExactGap: lb !== null && lb > 0 ? (aghExactObj - lb) / lb : null, ghGap: lb !== null && lb > 0 ? (ghObj - lb) / lb : null, aghFeasible: a.feasible,
+      });
+      log(`optimality ${size.join(',')} seed ${seed}: MILP ${m.status} ${m.objective?.toFixed(2)}, AGH ${aghObj.toFixed(2)}`);
+    }
+  }
+  const bySize = sizes.map((size) => {
+    const rs = rows.filter((r) => r.size === size && r.milpStatus === 'optimal');
+    return { size, agh: distribution(rs.map((r) => r.aghGap!)), aghExact: distribution(rs.map((r) => r.aghExactGap!)), gh: distribution(rs.map((r) => r.ghGap!)), optimal: rs.length };
+  });
+  return { rows, bySize };
+}
+
+// ---------------------------------------------------------------- ablation (Table III)
+
+export interface AblationRow {
+  variant: 'AGH' | 'w/o M1' | 'w/o M2' | 'w/o M3';
+  feasible: number;
+  seeds: number;
+  meanCostUsd: number;
+  medianCostRatio: number;
+  meanServedPct: number;
+}
+
+/** AGH with each mechanism off on the base size over seeds; cost ratio vs full AGH on the same seed. */
+export function ablationStudy(opts: { size?: [number, number, number]; seeds?: number } = {}): AblationRow[] {
+  const [I, J, K] = opts.size ?? [6, 6, 10];
+  const n = opts.seeds ?? 20;
+  const variants: [AblationRow['variant'], Partial<GhFlags>][] = [['AGH', {}], ['w/o M1', { m1: false }], ['w/o M2', { m2: false }], ['w/o M3', { m3: false }]];
+  const acc = variants.map(() => ({ feasible: 0, cost: 0, ratios: [] as number[], served: 0 }));
+  for (let seed = 1; seed <= n; seed++) {
+    const c = buildCoefficients(generateProblem(I, J, K, seed));
+    let base = 0;
+    variants.forEach(([, f], v) => {
+      const r = agh(c, { seed, flags: { ...DEFAULT_GH_FLAGS, ...f } });
+      const ev = evaluate(c, r.state.toAllocation());
+      if (v === 0) base = ev.objective;
+      const a = acc[v]!;
+      if (ev.feasible) a.feasible++;
+      a.cost += ev.objective;
+      a.ratios.push(ev.objective / base);
+      a.served += ev.perType.reduce((x, t) => x + t.served, 0) / I;
+    });
+  }
+  return variants.map(([variant], v) => {
+    const a = acc[v]!;
+    const r = [...a.ratios].sort((x, y) => x - y);
+    return { variant, feasible: a.feasible, seeds: n, meanCostUsd: a.cost / n, medianCostRatio: r[Math.floor(r.length / 2)]!, meanServedPct: (100 * a.served) / n };
+  });
+}
+
+export * from './robustness.ts';

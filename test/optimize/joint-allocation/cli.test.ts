@@ -1,0 +1,32 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const cli = (args: string[]) => spawnSync(process.execPath, ['bin/llmfleet.js', 'plan', ...args], { encoding: 'utf8' });
+
+test('llmfleet plan --generate writes plan.json with status, objective, breakdown and routing, and --write-lp an LP file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plan-cli-'));
+  const lp = join(dir, 'm.lp');
+  const r = cli(['--generate', '3,3,3', '--seed', '2', '--solver', 'milp', '--time-limit', '20', '--out', dir, '--write-lp', lp]);
+  assert.equal(r.status, 0, r.stderr);
+  const plan = JSON.parse(readFileSync(join(dir, 'plan.json'), 'utf8'));
+  assert.equal(plan.status, 'optimal');
+  assert.equal(typeof plan.objective, 'number');
+  assert.equal(typeof plan.solveSeconds, 'number');
+  assert.ok(plan.costBreakdown && plan.deployments && plan.routing && plan.perType);
+  assert.ok(plan.gap !== null && plan.gap < 1e-3);
+  assert.ok(existsSync(join(dir, 'problem.json')));
+  assert.match(readFileSync(lp, 'utf8'), /^Minimize[\s\S]*Subject To[\s\S]*Binaries[\s\S]*End/);
+});
+
+test('llmfleet plan rejects a bad flag with exit 2 and one line', () => {
+  const r = cli(['--generate', '3,3', '--solver', 'agh']);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--generate: expected I,J,K/);
+  const s = cli(['--problem', 'scenarios/plan-example.yaml', '--solver', 'cplex']);
+  assert.equal(s.status, 2);
+  assert.match(s.stderr, /--solver: expected one of milp, gh, agh, lpr, dvr, hf/);
+});

@@ -1,0 +1,89 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateProblem } from '../../../src/optimize/joint-allocation/generate.ts';
+import { buildCoefficients } from '../../../src/optimize/joint-allocation/coefficients.ts';
+import { buildMilp, solveMilp } from '../../../src/optimize/joint-allocation/milp.ts';
+import { evaluate } from '../../../src/optimize/joint-allocation/evaluate.ts';
+import { solveLpString, toLpString } from '../../../src/optimize/highs.ts';
+import { parseProblem } from '../../../src/optimize/joint-allocation/problem.ts';
+
+test('the paper encoding at the base size has the digest variable and row counts', () => {
+  const m = buildMilp(buildCoefficients(generateProblem(6, 6, 10, 1)), { encoding: 'paper' });
+  const count = (pre: string) => m.model.names.filter((n) => n.startsWith(pre + '_')).length;
+  assert.deepEqual([count('q'), count('w'), count('z'), count('y'), count('x'), count('v'), count('u')], [60, 720, 360, 60, 360, 4320, 6]);
+  assert.equal(m.model.rowNames.length, 13940);
+  const compact = buildMilp(buildCoefficients(generateProblem(6, 6, 10, 1)), { encoding: 'compact' });
+  assert.equal(compact.model.rowNames.length, 13940 - 3 * 360 * 12 + 360 * 12 + 360);
+});
+
+test('the compact encoding reaches the same optimum as the paper McCormick encoding', async () => {
+  for (const seed of [1, 2, 3]) {
+    const c = buildCoefficients(generateProblem(3, 3, 3, seed));
+    const a = await solveMilp(c, { encoding: 'paper', timeLimitS: 30 });
+    const b = await solveMilp(c, { encoding: 'compact', timeLimitS: 30 });
+    assert.equal(a.status, 'optimal');
+    assert.equal(b.status, 'optimal');
+    assert.ok(Math.abs(a.objective! - b.objective!) <= 1e-4 * Math.max(1, Math.abs(a.objective!)), `seed ${seed}: ${a.objective} vs ${b.objective}`);
+  }
+});
+
+test('the evaluator re-scores the MILP solution to the solver objective and finds it feasible', async () => {
+  const c = buildCoefficients(generateProblem(3, 3, 4, 5));
+  const r = await solveMilp(c, { timeLimitS: 30 });
+  const ev = evaluate(c, r.allocation!);
+  assert.ok(ev.feasible, JSON.stringify(ev.violations));
+  assert.ok(Math.abs(ev.objective - r.objective!) <= 1e-6 * Math.max(1, ev.objective));
+  const b = ev.costBreakdown;
+  assert.ok(Math.abs(b.gpuRental + b.modelStorage + b.dataStorage + b.delayPenalty + b.unmetPenalty - ev.objective) < 1e-9);
+  assert.ok(r.bound! <= r.objective! + 1e-6);
+});
+
+test('the LP file written for the MILP solves to the same optimum', async () => {
+  const c = buildCoefficients(generateProblem(2, 2, 3, 4));
+  const m = buildMilp(c, { encoding: 'paper' });
+  const direct = await solveMilp(c, { encoding: 'paper' });
+  const viaText = await solveLpString(toLpString(m.model));
+  assert.equal(viaText.status, 'Optimal');
+  assert.ok(Math.abs(viaText.objective - direct.objective!) < 1e-4 * Math.max(1, direct.objective!));
+});
+
+test('McCormick rows force v = x·w for binary w', async () => {
+  // With w fixed to 1 the v of that config must equal x; the delay penalty then charges exactly D·x.
+  const c = buildCoefficients(generateProblem(1, 1, 1, 2));
+  const r = await solveMilp(c, { encoding: 'paper' });
+  const m = buildMilp(c, { encoding: 'paper' });
+  assert.ok(r.allocation);
+  const ev = evaluate(c, r.allocation);
+  assert.ok(Math.abs(ev.objective - r.objective!) < 1e-6 * Math.max(1, ev.objective));
+  assert.ok(m.model.rowNames.some((n) => n.startsWith('mc3_')));
+});
+
+test('an infeasible problem names the constraint family that binds', async () => {
+  const p = generateProblem(2, 2, 2, 1);
+  // Demand must be fully served (ζ = 0) but the delay SLO is impossible to meet on any configuration.
+  const bad = parseProblem({
+    ...p, budgetUsd: 1e6, storageCapGb: 1e6,
+    types: p.types.map((t, i) => (i === 0 ? { ...t, delaySloS: 1e-6, errorSlo: 1, unservedCap: 0 } : t)),
+  });
+  const r = await solveMilp(buildCoefficients(bad), { timeLimitS: 10 });
+  assert.equal(r.status, 'infeasible');
+  assert.ok(r.infeasibility);
+  assert.ok(r.infeasibility.sufficient.includes('delay'), r.infeasibility.message);
+  assert.ok(r.infeasibility.sufficient.includes('unserved-cap'), r.infeasibility.message);
+  assert.match(r.infeasibility.message, /delay SLO of|unserved cap of/);
+});
+
+test('the options (Little-law KV, quantised weights, per-pair storage) stay consistent between MILP and evaluator', async () => {
+  const p = generateProblem(3, 3, 3, 6);
+  for (const options of [
+    { kvMode: 'little' as const, quantizedWeights: false, storageScope: 'per-pair' as const, msPerS: 1000 },
+    { kvMode: 'paper' as const, quantizedWeights: true, storageScope: 'per-type' as const, msPerS: 1000 },
+  ]) {
+    const c = buildCoefficients(parseProblem({ ...p, options }));
+    const r = await solveMilp(c, { timeLimitS: 30, encoding: 'compact' });
+    assert.equal(r.status, 'optimal');
+    const ev = evaluate(c, r.allocation!);
+    assert.ok(ev.feasible, `${options.kvMode}: ${JSON.stringify(ev.violations)}`);
+    assert.ok(Math.abs(ev.objective - r.objective!) <= 1e-6 * Math.max(1, ev.objective));
+  }
+});

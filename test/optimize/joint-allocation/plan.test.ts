@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateProblem } from '../../../src/optimize/joint-allocation/generate.ts';
+import { buildCoefficients } from '../../../src/optimize/joint-allocation/coefficients.ts';
+import { evaluate } from '../../../src/optimize/joint-allocation/evaluate.ts';
+import { planToFleetPools, SOLVERS, solvePlan } from '../../../src/optimize/joint-allocation/plan.ts';
+import { routeFixed } from '../../../src/optimize/joint-allocation/route.ts';
+import { agh } from '../../../src/optimize/joint-allocation/agh.ts';
+import { parseProblem } from '../../../src/optimize/joint-allocation/problem.ts';
+
+test('every solver returns a plan with status, objective, cost breakdown and per-type reports', async () => {
+  const p = generateProblem(3, 3, 3, 2);
+  for (const solver of SOLVERS) {
+    const plan = await solvePlan(p, { solver, timeLimitS: 20 });
+    assert.ok(['optimal', 'feasible', 'time-limit'].includes(plan.status), `${solver}: ${plan.status}`);
+    assert.ok(plan.objective !== null && Number.isFinite(plan.objective));
+    const b = plan.costBreakdown!;
+    assert.ok(Math.abs(b.gpuRental + b.modelStorage + b.dataStorage + b.delayPenalty + b.unmetPenalty - plan.objective) < 1e-6);
+    assert.equal(plan.perType.length, 3);
+    for (const t of plan.perType) assert.ok(Math.abs(t.served + t.unserved - 1) < 1e-6);
+    assert.ok(plan.solveSeconds >= 0);
+    const gpus = Object.values(plan.gpusByTier).reduce((s, g) => s + g, 0);
+    assert.equal(gpus, plan.deployments.reduce((s, d) => s + d.gpus, 0));
+  }
+});
+
+test('a heuristic plan reports its gap to the MILP bound when a bound run is requested', async () => {
+  const plan = await solvePlan(generateProblem(3, 3, 3, 1), { solver: 'agh', boundTimeLimitS: 20 });
+  assert.ok(plan.bound !== null && plan.gap !== null);
+  assert.ok(plan.gap >= 0);
+  assert.equal(plan.boundSource, 'milp');
+});
+
+test('an infeasible problem gives status infeasible and an explanation, not a dump', async () => {
+  const p = generateProblem(2, 2, 2, 1);
+  const bad = parseProblem({ ...p, types: p.types.map((t) => ({ ...t, errorSlo: 0, unservedCap: 0 })) });
+  const plan = await solvePlan(bad, { solver: 'milp', timeLimitS: 10 });
+  assert.equal(plan.status, 'infeasible');
+  assert.equal(plan.objective, null);
+  assert.match(plan.infeasibility ?? '', /error/);
+});
+
+test('fleet pools list one TP×PP group per deployed pair, merging same model, hardware and shape', () => {
+  const pools = planToFleetPools({
+    deployments: [
+      { model: 'm1', tier: 'h100-fp16', hardware: 'h100-80gb', tp: 2, pp: 1, gpus: 2, types: ['a'] },
+      { model: 'm1', tier: 'h100-int8', hardware: 'h100-80gb', tp: 2, pp: 1, gpus: 2, types: ['b'] },
+      { model: 'm0', tier: 'a6000-fp16', hardware: 'a6000', tp: 1, pp: 1, gpus: 1, types: ['a'] },
+    ],
+  });
+  assert.deepEqual(pools, [
+    { model: 'm0', hardware: 'a6000', tp: 1, pp: 1, count: 1 },
+    { model: 'm1', hardware: 'h100-80gb', tp: 2, pp: 1, count: 2 },
+  ]);
+});
+
+test('re-routing a plan on its own deployment never costs more than the plan', async () => {
+  for (const seed of [1, 2, 3]) {
+    const c = buildCoefficients(generateProblem(4, 4, 5, seed));
+    const a = agh(c, { seed }).state.toAllocation();
+    const r = await routeFixed(c, { cfg: a.cfg, z: a.z });
+    const before = evaluate(c, a).objective;
+    const after = evaluate(c, r.allocation);
+    assert.ok(after.feasible, JSON.stringify(after.violations));
+    assert.ok(after.objective <= before + 1e-6 * before, `seed ${seed}: ${after.objective} > ${before}`);
+    assert.ok(Math.abs(after.objective - r.objective) < 1e-6 * Math.max(1, after.objective));
+  }
+});

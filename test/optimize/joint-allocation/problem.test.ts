@@ -1,0 +1,81 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from '../../../src/util/errors.ts';
+import { loadProblem, parseProblem } from '../../../src/optimize/joint-allocation/problem.ts';
+import { generateProblem } from '../../../src/optimize/joint-allocation/generate.ts';
+import { buildCoefficients, delayOf } from '../../../src/optimize/joint-allocation/coefficients.ts';
+
+test('the bundled example problem loads and has the paper base size 6 x 6 x 10', () => {
+  const p = loadProblem('scenarios/plan-example.yaml');
+  assert.equal(p.types.length, 6);
+  assert.equal(p.models.length, 6);
+  assert.equal(p.tiers.length, 10);
+  assert.equal(p.budgetUsd, 100);
+});
+
+test('a bad field is reported with file, line and path', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plan-'));
+  const f = join(dir, 'p.yaml');
+  const p = generateProblem(2, 2, 2, 1);
+  const bad = { ...p, types: [{ ...p.types[0]!, delaySloS: -1 }, p.types[1]!] };
+  writeFileSync(f, JSON.stringify(bad, null, 1));
+  assert.throws(() => loadProblem(f), (e: unknown) => {
+    assert.ok(e instanceof ConfigError);
+    assert.match(e.message, /p\.yaml:\d+ types\.0\.delaySloS/);
+    assert.match(e.message, /got -1/);
+    return true;
+  });
+});
+
+test('a model without an error rate for some query type is rejected naming the type', () => {
+  const p = generateProblem(2, 1, 1, 1);
+  const m = { ...p.models[0]!, baseError: { [p.types[0]!.name]: 0.01 } };
+  assert.throws(() => parseProblem({ ...p, models: [m] }), /missing "/);
+});
+
+test('unknown keys are errors, not silently ignored', () => {
+  const p = generateProblem(1, 1, 1, 1);
+  assert.throws(() => parseProblem({ ...p, budget: 5 }), ConfigError);
+});
+
+test('the generator is deterministic per seed and differs across seeds', () => {
+  assert.deepEqual(generateProblem(5, 5, 5, 7), generateProblem(5, 5, 5, 7));
+  assert.notDeepEqual(generateProblem(5, 5, 5, 7), generateProblem(5, 5, 5, 8));
+  const big = generateProblem(20, 20, 20, 1);
+  assert.equal(new Set(big.types.map((t) => t.name)).size, 20);
+  assert.equal(new Set(big.tiers.map((t) => t.name)).size, 20);
+});
+
+test('generated parameters stay inside the paper ranges', () => {
+  const p = generateProblem(12, 12, 12, 3);
+  for (const t of p.types) {
+    assert.ok(t.delaySloS >= 1.5 && t.delaySloS <= 25, `Δ ${t.delaySloS}`);
+    assert.ok(t.errorSlo >= 0.02 && t.errorSlo <= 0.08, `ε ${t.errorSlo}`);
+    assert.ok(t.arrivalsPerHour >= 1000 && t.arrivalsPerHour <= 25000);
+  }
+  for (const k of p.tiers) {
+    assert.ok(k.memoryGb >= 24 && k.memoryGb <= 80);
+    assert.ok(k.tflops >= 40.7 && k.tflops <= 1484);
+    assert.ok(k.bandwidthGbPerS >= 768 && k.bandwidthGbPerS <= 3350);
+  }
+  assert.ok(p.storagePriceUsdPerGbHour >= 0.0005 && p.storagePriceUsdPerGbHour <= 0.001);
+});
+
+test('there are 12 TP x PP configurations and GPU counts are n·m in {1,2,4,8,16,32}', () => {
+  const c = buildCoefficients(generateProblem(2, 2, 2, 1));
+  assert.equal(c.configs.length, 12);
+  assert.deepEqual([...new Set(c.configs.map((x) => x.gpus))].sort((a, b) => a - b), [1, 2, 4, 8, 16, 32]);
+});
+
+test('two-phase delay: TP divides both phases, PP adds m·d_comm per output token', () => {
+  const c = buildCoefficients(generateProblem(1, 1, 1, 1));
+  const r = c.tokens[0]!, f = c.outTokens[0]!;
+  const idx = (tp: number, pp: number) => c.configs.findIndex((x) => x.tp === tp && x.pp === pp);
+  const d11 = delayOf(c, 0, 0, idx(1, 1));
+  assert.ok(Math.abs(d11 - (c.dcomp[0]! * r + c.dcomm[0]! * f)) < 1e-12);
+  assert.ok(Math.abs(delayOf(c, 0, 0, idx(4, 2)) - (c.dcomp[0]! * r / 4 + 2 * c.dcomm[0]! * f)) < 1e-12);
+  assert.ok(delayOf(c, 0, 0, idx(8, 1)) < delayOf(c, 0, 0, idx(4, 2)), 'same product: larger TP is faster');
+});

@@ -1,0 +1,50 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { distribution, optimalityStudy, robustnessStudy, runtimeStudy, table2Suite, traceMultipliers } from '../../../src/optimize/joint-allocation/studies.ts';
+
+test('the runtime study times GH, AGH and the MILP per size', async () => {
+  const rows = await runtimeStudy({ sizes: [[2, 2, 2]], milpTimeLimitS: 10, repeats: 1 });
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0]!.milpStatus, 'optimal');
+  assert.ok(rows[0]!.aghObj >= rows[0]!.milpBound! - 1e-6);
+});
+
+test('the optimality study reports a gap distribution over seeds', async () => {
+  const r = await optimalityStudy({ sizes: [[2, 2, 2]], seeds: 2, milpTimeLimitS: 10 });
+  assert.equal(r.rows.length, 2);
+  assert.equal(r.bySize[0]!.optimal, 2);
+  assert.ok(r.bySize[0]!.agh.min >= -1e-6);
+});
+
+test('gap distribution statistics', () => {
+  const d = distribution([0, 0.005, 0.02, 0.1]);
+  assert.equal(d.min, 0);
+  assert.equal(d.max, 0.1);
+  assert.equal(d.within1pct, 0.5);
+});
+
+test('trace multipliers average to one over the windows', () => {
+  const m = traceMultipliers('data/azure-llm/AzureLLMInferenceTrace_code.csv', 24);
+  assert.equal(m.length, 24);
+  assert.ok(Math.abs(m.reduce((a, b) => a + b, 0) / 24 - 1) < 1e-9);
+});
+
+test('the robustness study scores fixed plans on perturbed scenarios, GRW and a trace replay', async () => {
+  const r = await robustnessStudy({ size: [3, 3, 3], scenarios: 3, stresses: [1.5], sigmas: [0.05], trials: 1, windows: 4, methods: ['AGH', 'DM'], milpTimeLimitS: 10 });
+  assert.equal(r.scenarios[0]!.rows.length, 2);
+  for (const row of r.scenarios[0]!.rows) {
+    assert.ok(row.violationPct >= 0 && row.violationPct <= 100);
+    assert.ok(row.expectedCostUsd >= row.stage1Usd);
+  }
+  assert.equal(r.grw[0]!.rows.length, 2);
+  assert.deepEqual(r.diurnal!.rows.map((x) => x.method), ['AGH', 'DM', 'AGH-5min']);
+});
+
+test('the Table II suite re-plans under each budget and media-penalty setting', async () => {
+  const rows = await table2Suite({ size: [3, 3, 3], scenarios: 2, methods: ['AGH', 'GH'] });
+  assert.deepEqual([...new Set(rows.map((r) => r.scenario))], ['S1', 'S2', 'S3', 'S4', 'S5']);
+  const s1 = rows.find((r) => r.scenario === 'S1' && r.method === 'AGH')!;
+  const s3 = rows.find((r) => r.scenario === 'S3' && r.method === 'AGH')!;
+  assert.ok(s3.stage1Usd <= (72 / 2) + 1e-9, 'S3 budget is $72·I/6 = $36 and Stage-1 cost is within it');
+  assert.ok(s1.stage1Usd <= 50 + 1e-9);
+});
