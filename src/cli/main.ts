@@ -31,6 +31,11 @@ export async function buildProgram(only?: string): Promise<Command> {
 
 /** Entry point: user mistakes exit 2 with one line; bugs keep their stack and exit 1. */
 export async function main(argv: string[]): Promise<void> {
+  // `llmfleet … | head` closes the pipe early: stop quietly instead of crashing on EPIPE.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   try {
     await (await buildProgram(argv[2])).parseAsync(argv);
   } catch (e) {
