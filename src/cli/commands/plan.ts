@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { fleetYaml } from '../../optimize/joint-allocation/fleet-export.ts';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../../util/errors.ts';
@@ -180,6 +181,8 @@ export function registerPlan(program: Command): void {
       printPlan(plan);
       if (f.out) {
         writeOut(f.out, 'plan.json', plan);
+        // The plan as a simulator fleet, to check its SLO claims by simulation.
+        writeFileSync(join(f.out, 'fleet.yaml'), fleetYaml(plan));
         if (f.generate) writeOut(f.out, 'problem.json', problem);
       }
     });
