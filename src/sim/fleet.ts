@@ -37,7 +37,8 @@ export class Instance implements InstanceView {
     now: number,
     warm: boolean,
   ) {
-    this.engine = new Engine(id, poolRt.engine, poolRt.perf, poolRt.queueOrder(), listener);
+    // The queue order may read the clock (deadline-aware orders); the simulator keeps `fleet.now` current.
+    this.engine = new Engine(id, poolRt.engine, poolRt.perf, poolRt.queueOrder({ now: () => fleet.now }), listener);
     this.createdS = now;
     this.state = warm ? 'ready' : 'provisioning';
     this.readyS = warm ? now : now + poolRt.provisionS;

@@ -1,10 +1,14 @@
 import { jsq } from './jsq.ts';
 import { leastKv } from './least-kv.ts';
+import { leastLoaded } from './least-loaded.ts';
+import { llumnix } from './llumnix.ts';
+import { preserve } from './preserve.ts';
 import { leastRequests } from './least-requests.ts';
 import { pendingTokens } from './pending-tokens.ts';
 import { powerOfTwo } from './power-of-two.ts';
 import { random } from './random.ts';
 import { roundRobin } from './round-robin.ts';
+import { sageserve } from './sageserve.ts';
 import type { PolicyContext } from '../types.ts';
 import type { Router, RouterEntry } from './types.ts';
 import { parsePolicyOptions } from '../options.ts';
@@ -18,6 +22,10 @@ export const routers = {
   'power-of-two': powerOfTwo,
   'least-kv': leastKv,
   'pending-tokens': pendingTokens,
+  sageserve,
+  preserve,
+  llumnix,
+  'least-loaded': leastLoaded,
 } satisfies Record<string, RouterEntry>;
 
 export type RouterName = keyof typeof routers;

@@ -3,7 +3,16 @@ import type { FleetView, PolicyContext, RequestView } from '../types.ts';
 
 export type RouteDecision =
   | { kind: 'send'; to: number; reason: string }
-  | { kind: 'defer'; reason: string };
+  | {
+      kind: 'defer';
+      reason: string;
+      /**
+       * Hold the request at the gateway instead of retrying it with the deferred ones: the simulator keeps it
+       * in a FIFO per model and offers it again when a request of that model finishes (SageServe's NIW queue
+       * manager releases on endpoint signals). Live planes may treat it as a plain defer.
+       */
+      hold?: boolean;
+    };
 
 export interface Router {
   readonly name: string;

@@ -14,4 +14,14 @@ export interface WaitingQueue {
   forEach(fn: (r: SimRequest) => void): void;
 }
 
-export type QueueOrderFactory = () => WaitingQueue;
+/**
+ * What an order may read besides the requests: the simulated clock (deadline-aware orders such as DPA rank by
+ * time left, which changes as time passes) and the scenario's `scheduling.options` (validated by the order).
+ * FCFS needs neither, so the argument is optional.
+ */
+export interface QueueOrderContext {
+  now(): number;
+  options?: unknown;
+}
+
+export type QueueOrderFactory = (ctx?: QueueOrderContext) => WaitingQueue;

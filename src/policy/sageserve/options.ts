@@ -1,0 +1,68 @@
+import { z } from 'zod';
+
+/**
+ * Options every SageServe scaler accepts (reactive, lt-i, lt-u, lt-ua, siloed, chiron), so a scenario can
+ * switch `scaling.policy` without touching `scaling.options`; each scaler reads the keys it needs.
+ * Paper values by default (digest §3.11); `preset: code` would be the released code's (see README.md).
+ */
+export const sageserveScalingOptions = z
+  .object({
+    /** Memory thresholds (§3.9–3.10): scale out above, in below (paper 70 % / 30 %; code 50 % / 25 %). */
+    scaleUpAbove: z.number().min(0).max(1).default(0.7),
+    scaleDownBelow: z.number().min(0).max(1).default(0.3),
+    /** Seconds between two scaling events of one endpoint (Reactive: 15 s). */
+    cooldownS: z.number().min(0).default(15),
+    /** Reactive: also wait until the previous scale-out is ready (false = the paper's plain cooldown). */
+    waitForProvisioning: z.boolean().default(false),
+    /**
+     * θ: input tokens/s one instance of the model sustains (per model name; `default` for the rest), measured
+     * in our perf model on 8×H100 with Poisson arrivals and Azure-conversation lengths (docs/fidelity/sageserve.md):
+     * llama2-70b 6000 (6.9k ⇒ p90 TTFT 0.50 s, 9.1k saturates), bloom-176b 2500 (2.3k ⇒ p90 0.69 s, 3.4k
+     * saturates). `default` (20000) is an unmeasured placeholder for the small Llamas.
+     */
+    thetaTps: z.record(z.string(), z.number().positive()).default({ 'llama2-70b': 6000, 'bloom-176b': 2500, default: 20000 }),
+    /** Forecaster for the hourly plan: ARIMA(p,d,q) on per-minute IW input tokens/s. */
+    arimaOrder: z.tuple([z.number().int().min(0), z.number().int().min(0), z.number().int().min(0)]).default([3, 1, 2]),
+    /** Minutes of history fitted (the latest ones) and the least needed before the first forecast. */
+    historyMin: z.number().int().min(20).default(1440),
+    minHistoryMin: z.number().int().min(20).default(60),
+    /** Peak window inside the next hour, minutes ahead [from, to] (paper [1, 60]; code [20, 60]). */
+    peakWindowMin: z.tuple([z.number().int().min(1), z.number().int().min(1)]).default([1, 60]),
+    /** β = this share of the past hour's NIW input tokens/s, added to the forecast peak. */
+    niwBuffer: z.number().min(0).default(0.1),
+    /** ILP: ε (local coverage share), α (VM price per hour), model start-up time (σ = α × hours). */
+    epsilon: z.number().positive().max(1).default(1),
+    alphaUsdPerHour: z.number().min(0).default(98.32),
+    startupS: z.number().min(0).default(600),
+    /** LT-UA override: last `overrideWindowS` of each hour, observed/forecast ≥ up ⇒ out, ≤ down ⇒ in. */
+    overrideWindowS: z.number().min(0).default(1200),
+    overrideUpRatio: z.number().positive().default(5),
+    overrideDownRatio: z.number().min(0).default(0.5),
+    /** Window over which LT-UA's "observed TPS" is averaged [infer: the paper leaves it open]. */
+    observeS: z.number().positive().default(300),
+    /**
+     * LT-UA: act on the ratio only when capacity disagrees too: out only while observed > instances × θ, in only
+     * while observed ≤ (instances − 1) × θ [infer: without it a near-zero night forecast turns noise into churn].
+     */
+    overrideCapacityGuard: z.boolean().default(true),
+    /** LT-UA: also require the memory thresholds during the override (default off, see the digest). */
+    overrideNeedsMemory: z.boolean().default(false),
+    /** Pools whose name ends with this serve only NIW (siloed, Chiron); the other scalers leave them alone. */
+    niwPoolSuffix: z.string().min(1).default('-niw'),
+    /** Siloed: NIW pools are kept at least this large. Chiron: batch-pool start size. */
+    niwPoolMin: z.number().int().min(0).default(2),
+    /** Chiron: interactive backpressure threshold Θ and the batch drain-time rule (code's constants). */
+    chironIbp: z.number().min(0).max(1).default(0.6),
+    chironPromptTimeS: z.number().min(0).default(10),
+    chironDecodeTps: z.number().positive().default(100),
+    chironDeadlineS: z.number().positive().default(86_400),
+  })
+  .strict()
+  .refine((o) => o.scaleDownBelow < o.scaleUpAbove, { message: 'scaleDownBelow must be < scaleUpAbove', path: ['scaleDownBelow'] })
+  .refine((o) => o.peakWindowMin[0] <= o.peakWindowMin[1] && o.peakWindowMin[1] <= 60, { message: 'expected 1 ≤ from ≤ to ≤ 60', path: ['peakWindowMin'] });
+
+export type SageServeScalingOptions = z.output<typeof sageserveScalingOptions>;
+
+export function thetaOf(o: SageServeScalingOptions, model: string): number {
+  return o.thetaTps[model] ?? o.thetaTps.default ?? 6000;
+}
