@@ -60,4 +60,16 @@ export function buildSplitwiseBatch(e: Engine, now: number, prev: readonly SimRe
       }
     }
   }
+  // Under overload the two-stage reservation can deadlock: admitted prompts hold all KV, so no decode can
+  // reserve its output − 1 slots, nothing is scheduled and no event would ever restart the instance.
+  // Rather than stall (SplitwiseSim would), the oldest ready decode runs over its reservation. This only
+  // acts when the rebuild is otherwise empty, so it changes nothing at moderate load.
+  if (e.batch.length === 0 && e.paused.length > 0) {
+    const r = e.paused.shift()!;
+    r.pauses--;
+    const extra = r.reservedTokens === r.inputTokens + 1 ? r.outputTokens - 1 : 0;
+    r.reservedTokens += extra;
+    e.reservedTokens += extra;
+    e.schedule(r, 0, now);
+  }
 }

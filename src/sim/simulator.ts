@@ -305,6 +305,11 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         if (deferred.length > 0) retryDeferred(now);
         if (heldCount > 0) for (const m of [...held.keys()].sort()) offerHeld(m, now);
         timeline.sample(now, fleet, deferred.length + heldCount);
+        // An idle engine holding requests would never be woken again (and the run would sample forever).
+        for (const inst of fleet.instances) {
+          const e = inst.engine;
+          invariant(e.isBusy || e.numRunning + e.numWaiting === 0, `instance ${inst.id} stalled idle with ${e.numRunning + e.numWaiting} requests`);
+        }
         if (workLeft()) q.push({ kind: 'sample', t: now + sc.output.timelineIntervalS });
         break;
       }

@@ -5,7 +5,7 @@ import { getHardware, getModel } from '../../src/model/catalog.ts';
 import type { PerfModel } from '../../src/perf/types.ts';
 import { loadScenario } from '../../src/scenario/load.ts';
 import { simulate } from '../../src/sim/simulator.ts';
-import { run, scenarioFor, writeTrace } from '../helpers/sim.ts';
+import { outcomes, run, scenarioFor, writeTrace } from '../helpers/sim.ts';
 
 const perf: PerfModel = makePerfModel(
   { kind: 'profile', path: 'data/profiles/splitwise_perf_model.csv', model: 'llama2-70b', hardware: 'h100-80gb', tp: 8 },
@@ -72,4 +72,17 @@ test('the bundled splitwise-baseline scenario is internally consistent on a slic
   // Pending-tokens routing spreads requests over all 40 instances.
   const used = new Set(Array.from({ length: 3000 }, (_, i) => fast.log.instance[i]));
   assert.equal(used.size, 40);
+});
+
+test('under overload the KV reservation cannot deadlock: every request completes, in both modes alike', () => {
+  // KV of 5,000 tokens; 1,000-token prompts with 3,000-token outputs. Two prompts fit an iteration (2,048
+  // tokens): after two iterations four prompts hold 4,004 tokens, no decode can reserve its 2,999 more and no
+  // fifth prompt fits: without the over-reservation rule the instance would stall with work queued.
+  const reqs = Array.from({ length: 10 }, (_, i) => ({ t: i * 0.001, in: 1000, out: 3000 }));
+  const sc = splitwise(reqs);
+  sc.fleet.pools[0]!.engine = { kvCapacityTokens: 5000 };
+  const fast = run(sc, 'fast', perf);
+  const step = run(sc, 'step', perf);
+  for (let i = 0; i < 10; i++) assert.ok(fast.log.isDone(i), `request ${i} finished`);
+  assert.deepEqual(outcomes(fast), outcomes(step));
 });
