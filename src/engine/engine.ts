@@ -270,6 +270,9 @@ export class Engine {
    */
   private stableRunLength(): number {
     const members = this.batch;
+    // A clock-driven queue order may bring a different, smaller request to the head mid-run; only a rebuild at
+    // every boundary sees that (the seat and token limits still block everyone, so those runs stay safe).
+    if (this.waiting.timeDependent && this.waiting.size > 0 && this.running.length < this.cfg.maxNumSeqs) return 1;
     let mRem = Infinity;
     for (const r of members) mRem = Math.min(mRem, r.outputTokens - r.generated);
     // Splitwise: leftover (paused) decodes go first at the next rebuild, so the batch changes.

@@ -103,3 +103,31 @@ test('fast mode equals step mode with the roofline perf model on a bursty trace'
   assert.deepEqual(outcomes(fast), outcomes(step));
   assert.ok(fast.events * 3 < step.events, `fast mode should need far fewer events (${fast.events} vs ${step.events})`);
 });
+
+test('fast mode equals step mode with deadline-aware queue orders (EDF, PF, DPA) on tiered requests under KV pressure', () => {
+  const tiered = fc
+    .array(
+      fc.record({
+        gap: fc.double({ min: 0, max: 0.05, noNaN: true }),
+        in: fc.integer({ min: 1, max: 1200 }),
+        out: fc.integer({ min: 1, max: 300 }),
+        tier: fc.constantFrom('iw-f', 'iw-n', 'niw'),
+        slack: fc.double({ min: 0, max: 3, noNaN: true }),
+      }),
+      { minLength: 2, maxLength: 40 },
+    )
+    .map((rs) => {
+      let t = 0;
+      return rs.map((r) => ({ t: (t += r.gap), in: r.in, out: r.out, tier: r.tier, deadline: t + r.slack }));
+    });
+  fc.assert(
+    fc.property(tiered, fc.constantFrom('edf', 'pf', 'dpa'), fc.integer({ min: 100, max: 400 }), (reqs, policy, kvBlocks) => {
+      const sc = scenarioFor(writeTrace(reqs), {
+        engine: { kvBlocks, maxNumSeqs: 16, maxBatchedTokens: 512 },
+        scheduling: { policy, options: { tauNS: 0.5, tauPS: 0.2 } },
+      });
+      assert.deepEqual(outcomes(run(sc, 'fast')), outcomes(run(sc, 'step')));
+    }),
+    { numRuns: 80, seed: 11 },
+  );
+});

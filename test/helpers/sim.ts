@@ -20,13 +20,18 @@ export interface Req {
   t: number;
   in: number;
   out: number;
+  tier?: string;
+  deadline?: number;
 }
 
 /** Writes requests as a canonical CSV trace in a fresh temp folder and returns its path. */
 export function writeTrace(reqs: readonly Req[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'llmfleet-test-'));
   const path = join(dir, 'trace.csv');
-  writeFileSync(path, 'arrival_s,input_tokens,output_tokens\n' + reqs.map((r) => `${r.t},${r.in},${r.out}`).join('\n') + '\n');
+  const labelled = reqs.some((r) => r.tier !== undefined);
+  const head = labelled ? 'arrival_s,input_tokens,output_tokens,tier,deadline_s\n' : 'arrival_s,input_tokens,output_tokens\n';
+  const row = (r: Req) => (labelled ? `${r.t},${r.in},${r.out},${r.tier ?? ''},${r.deadline ?? ''}` : `${r.t},${r.in},${r.out}`);
+  writeFileSync(path, head + reqs.map(row).join('\n') + '\n');
   return path;
 }
 

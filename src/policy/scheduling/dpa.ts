@@ -45,5 +45,6 @@ export function dpa(ctx?: QueueOrderContext): WaitingQueue {
     (qq, a, b, t) => classRank(qq, a, t) - classRank(qq, b, t) || byKey(qq, a, b),
     now,
   );
+  q.timeDependent = true;
   return q;
 }

@@ -51,6 +51,8 @@ interface Loc {
  * grow with arrival), a splice; `peek` and `shift` cost O(tiers · log n).
  */
 export class TierQueue implements WaitingQueue {
+  /** Set by orders whose ranking reads the clock (DPA). */
+  timeDependent = false;
   readonly buckets: SimRequest[][];
   /** Index of each bucket's first live request (the ones before it were taken). */
   private readonly start: number[];

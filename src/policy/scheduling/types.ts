@@ -6,6 +6,11 @@ import type { SimRequest } from '../../engine/request.ts';
  */
 export interface WaitingQueue {
   readonly size: number;
+  /**
+   * True when the order can change with the clock alone (DPA: a request turns urgent or expired as time
+   * passes). The engine then never fast-forwards a decode run while requests wait, since a new head might fit.
+   */
+  readonly timeDependent?: boolean;
   push(r: SimRequest): void;
   pushFront(r: SimRequest): void;
   peek(): SimRequest | undefined;
