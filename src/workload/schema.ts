@@ -6,6 +6,7 @@ import { TRACE_FORMATS, type RequestSource } from './types.ts';
 import { detectFormat, openTrace } from './trace.ts';
 import { applyTransforms } from './transforms.ts';
 import { synthetic } from './generators/synthetic.ts';
+import { O365_DEFAULTS, O365_PRESETS, o365 } from './generators/o365.ts';
 import { fitEmpirical, fitLognormal, type LengthModel } from './generators/lengths.ts';
 
 /** The scenario's `workload:` section (see src/workload/README.md for an example). Unknown keys are errors. */
@@ -99,15 +100,31 @@ const transformsSchema = z
   })
   .strict();
 
+/** SageServe's O365-like multi-region, multi-tier week (src/workload/generators/o365.ts), or a preset slice of it. */
+const o365Schema = z
+  .object({
+    preset: z.enum(Object.keys(O365_PRESETS) as [string, ...string[]]).default('week'),
+    /** Multiplies the production rate (≈ 10 M requests a day at 1). */
+    scale: z.number().positive().default(1),
+    /** Override the preset's slice of the week, its models, regions or bursts. */
+    startS: z.number().min(0).optional(),
+    durationS: z.number().positive().optional(),
+    models: z.array(z.string()).optional(),
+    regions: z.array(z.string()).optional(),
+    bursts: z.array(z.object({ startS: z.number().min(0), durationS: z.number().positive(), factor: z.number().positive() }).strict()).optional(),
+  })
+  .strict();
+
 export const workloadSchema = z
   .object({
     trace: traceRef.optional(),
     synthetic: syntheticSchema.optional(),
+    o365: o365Schema.optional(),
     transforms: transformsSchema.optional(),
   })
   .strict()
-  .refine((w) => (w.trace === undefined) !== (w.synthetic === undefined), {
-    message: 'exactly one of trace or synthetic must be given',
+  .refine((w) => [w.trace, w.synthetic, w.o365].filter((x) => x !== undefined).length === 1, {
+    message: 'exactly one of trace, synthetic or o365 must be given',
   });
 
 export type WorkloadSpec = z.output<typeof workloadSchema>;
@@ -143,8 +160,12 @@ export function openWorkload(spec: WorkloadSpec, rng: Rng, baseDir: string): Req
         break;
     }
     src = synthetic({ ...s, lengths }, rng.fork('synthetic'));
+  } else if (spec.o365 !== undefined) {
+    const { preset, scale, ...over } = spec.o365;
+    const defined = Object.fromEntries(Object.entries(over).filter(([, v]) => v !== undefined));
+    src = o365({ ...O365_PRESETS[preset], ...defined, meanRequestsPerS: O365_DEFAULTS.meanRequestsPerS * scale }, rng.fork('o365'));
   } else {
-    throw new UserError('workload: expected exactly one of trace or synthetic');
+    throw new UserError('workload: expected exactly one of trace, synthetic or o365');
   }
   if (spec.transforms !== undefined) src = applyTransforms(src, spec.transforms, rng.fork('transforms'));
   const it = src[Symbol.iterator]();

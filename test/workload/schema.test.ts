@@ -71,3 +71,13 @@ test('a missing trace file or an empty result is a UserError', () => {
     (e: unknown) => e instanceof UserError && e.message.includes('no requests'),
   );
 });
+
+test('workload.o365 streams the O365-like generator: a preset slice, scaled, with tiers and regions', () => {
+  const spec = workloadSchema.parse({ o365: { preset: 'peak-day', scale: 0.001, durationS: 3600 } });
+  const reqs = [...openWorkload(spec, new Rng(1), '.')];
+  assert.ok(reqs.length > 50, `${reqs.length} requests`);
+  assert.deepEqual([...new Set(reqs.map((r) => r.model))], ['llama2-70b']);
+  assert.ok(new Set(reqs.map((r) => r.tier)).size === 3);
+  assert.ok(reqs.every((r, i) => i === 0 || r.arrivalS >= reqs[i - 1]!.arrivalS));
+  assert.throws(() => workloadSchema.parse({ o365: { preset: 'peak-day' }, trace: { path: 'x.csv' } }), /exactly one of trace, synthetic or o365/);
+});
