@@ -169,7 +169,6 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   const held = new Map<string, { items: SimRequest[]; head: number }>();
   const offerModels = new Set<string>();
   let heldCount = 0;
-  let lastHold = false;
   const hold = (r: SimRequest) => {
     let h = held.get(r.model);
     if (!h) held.set(r.model, (h = { items: [], head: 0 }));
@@ -181,7 +180,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     if (!h) return;
     while (h.head < h.items.length) {
       const r = h.items[h.head]!;
-      if (!dispatch(r, t)) break;
+      if (dispatch(r, t) !== 'sent') break;
       h.items[h.head++] = undefined as unknown as SimRequest;
       heldCount--;
     }
@@ -199,32 +198,31 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     inflight--;
   };
 
-  const dispatch = (r: SimRequest, t: number): boolean => {
+  /** Routes one request: sent to an instance (or dropped there), deferred for a retry, or held at the gateway. */
+  const dispatch = (r: SimRequest, t: number): 'sent' | 'deferred' | 'held' => {
     fleet.now = t;
     const d = router.route(r, fleet);
-    if (d.kind === 'defer') {
-      lastHold = d.hold === true;
-      return false;
-    }
+    if (d.kind === 'defer') return d.hold === true ? 'held' : 'deferred';
     const inst = fleet.instances[d.to];
     invariant(inst !== undefined && inst.state === 'ready' && inst.model === r.model, `router ${router.name} chose an instance that cannot take the request`);
     if (!inst.engine.canEverFit(r)) {
       r.instance = inst.id;
       drop(r, 'exceeds-kv-capacity');
-      return true;
+      return 'sent';
     }
     const next = inst.engine.enqueue(r, t);
     if (!Number.isNaN(next)) q.push({ kind: 'boundary', t: next, instance: inst.id, gen: inst.engine.gen });
-    return true;
+    return 'sent';
   };
 
   const retryDeferred = (t: number) => {
     let w = 0;
     for (const r of deferred) {
       if (t - r.arrivalS > sc.maxDeferS) drop(r, 'no-instance');
-      else if (!dispatch(r, t)) {
-        if (lastHold) hold(r);
-        else deferred[w++] = r;
+      else {
+        const d = dispatch(r, t);
+        if (d === 'held') hold(r);
+        else if (d === 'deferred') deferred[w++] = r;
       }
     }
     deferred.length = w;
@@ -274,9 +272,10 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         const limit = contextLimit.get(r.model);
         if (limit === undefined) drop(r, 'unknown-model');
         else if (r.inputTokens + r.outputTokens > limit) drop(r, 'context-length');
-        else if (!dispatch(r, now)) {
-          if (lastHold) hold(r);
-          else deferred.push(r);
+        else {
+          const d = dispatch(r, now);
+          if (d === 'held') hold(r);
+          else if (d === 'deferred') deferred.push(r);
         }
         pullArrival();
         if (opts.onProgress && (arrived & 0x3fff) === 0) opts.onProgress(now, arrived);
