@@ -54,6 +54,15 @@ export function numberCell(raw: string, source: string, line: number, column: st
  * Splits one CSV line. Fast path: no quote character ⇒ a plain split on ','. Otherwise RFC 4180 quoting
  * ("a,b" and "" for a quote inside quotes); returns undefined for an unterminated quote.
  */
+/** The cells of one data row, which must have exactly `width` fields (else a ConfigError naming the line). */
+export function rowCells(line: string, width: number, path: string, lineNo: number): string[] {
+  const cells = splitCsvLine(line);
+  if (cells === undefined || cells.length !== width) {
+    throw new ConfigError({ source: path, line: lineNo, path: 'row', expected: `${width} comma-separated fields`, got: line });
+  }
+  return cells;
+}
+
 export function splitCsvLine(line: string): string[] | undefined {
   if (line.indexOf('"') < 0) return line.split(',');
   const out: string[] = [];

@@ -1,7 +1,7 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader, type LineReaderOptions } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { emptyTrace, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell } from '../fields.ts';
+import { emptyTrace, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell, rowCells } from '../fields.ts';
 import type { TraceStats } from './reader.ts';
 
 /**
@@ -35,10 +35,7 @@ export function* readBurstGpt(path: string, opts: LineReaderOptions, stats: Trac
     let id = 0;
     for (let line = lr.next(); line !== undefined; line = lr.next()) {
       if (isBlank(line)) continue;
-      const cells = splitCsvLine(line);
-      if (cells === undefined || cells.length !== width) {
-        throw new ConfigError({ source: path, line: lr.lineNo, path: 'row', expected: `${width} comma-separated fields`, got: line });
-      }
+      const cells = rowCells(line, width, path, lr.lineNo);
       const t = numberCell(cells[iT]!, path, lr.lineNo, 'Timestamp', 'a number of seconds ≥ 0');
       if (t < 0) throw new ConfigError({ source: path, line: lr.lineNo, path: 'Timestamp', expected: 'a number of seconds ≥ 0', got: t });
       if (t < prev) throw outOfOrder(path, lr.lineNo, 'Timestamp', t);

@@ -1,7 +1,7 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader, type LineReaderOptions } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { badValue, emptyTrace, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell } from '../fields.ts';
+import { badValue, emptyTrace, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell, rowCells } from '../fields.ts';
 import { jsonTokens, parseObject } from './mooncake.ts';
 import type { TraceStats } from './reader.ts';
 
@@ -63,10 +63,7 @@ export function* readCanonicalCsv(path: string, opts: LineReaderOptions, stats: 
     let id = 0;
     for (let line = lr.next(); line !== undefined; line = lr.next()) {
       if (isBlank(line)) continue;
-      const cells = splitCsvLine(line);
-      if (cells === undefined || cells.length !== width) {
-        throw new ConfigError({ source: path, line: lr.lineNo, path: 'row', expected: `${width} comma-separated fields`, got: line });
-      }
+      const cells = rowCells(line, width, path, lr.lineNo);
       const n = lr.lineNo;
       const t = numberCell(cells[iT]!, path, n, colName.arrivalS!, ARRIVAL_EXPECTED);
       if (t < 0) throw badValue(path, n, colName.arrivalS!, ARRIVAL_EXPECTED, cells[iT]!);

@@ -1,7 +1,6 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader, type LineReaderOptions } from '../line-reader.ts';
-import { ConfigError } from '../../util/errors.ts';
-import { emptyTrace, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell } from '../fields.ts';
+import { emptyTrace, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell, rowCells } from '../fields.ts';
 import type { TraceStats } from './reader.ts';
 
 /**
@@ -31,10 +30,7 @@ export function* readSplitwise(path: string, opts: LineReaderOptions, stats: Tra
     let id = 0;
     for (let line = lr.next(); line !== undefined; line = lr.next()) {
       if (isBlank(line)) continue;
-      const cells = splitCsvLine(line);
-      if (cells === undefined || cells.length !== width) {
-        throw new ConfigError({ source: path, line: lr.lineNo, path: 'row', expected: `${width} comma-separated fields`, got: line });
-      }
+      const cells = rowCells(line, width, path, lr.lineNo);
       const t = numberCell(cells[iT]!, path, lr.lineNo, 'arrival_timestamp', 'a number of seconds');
       if (t < prev) throw outOfOrder(path, lr.lineNo, 'arrival_timestamp', t);
       if (t0 !== t0) t0 = t;
