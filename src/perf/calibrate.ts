@@ -29,6 +29,8 @@ export interface CalibrationOptions {
   catalog?: Catalog;
   /** Fit one set of factors per profile hardware (default, what the roofline uses) or per key (diagnostic). */
   fitPer?: 'hardware' | 'key';
+  /** Fit the large-step communication knee too (default true); false fits the plain roofline (ablation). */
+  largeStepComm?: boolean;
   /** Starting factors (default: the uncalibrated per-hardware defaults). */
   start?: (hw: HardwareSpec) => Efficiency;
 }
@@ -170,13 +172,15 @@ function stats(obs: readonly Obs[], eff: Efficiency): ErrorStats {
   return { mape: sum / obs.length, maxApe: max, n: obs.length };
 }
 
-// Parameters live in log space; the three fractions are capped at 1.
-const PARAMS = ['compute', 'memory', 'comm', 'stepOverheadS', 'prefillOverheadS', 'perSeqOverheadS', 'allReduceHopLatencyS', 'sustainedCompute', 'boostS'] as const;
-const FRACTIONS = new Set(['compute', 'memory', 'comm', 'sustainedCompute']);
+// Parameters live in log space; the fractions are capped at 1.
+const ROOFLINE_PARAMS = ['compute', 'memory', 'comm', 'stepOverheadS', 'prefillOverheadS', 'perSeqOverheadS', 'allReduceHopLatencyS'] as const;
+const KNEE_PARAMS = ['commKneeTokens', 'largeStepComm'] as const;
+type Param = (typeof ROOFLINE_PARAMS)[number] | (typeof KNEE_PARAMS)[number];
+const FRACTIONS = new Set<Param>(['compute', 'memory', 'comm', 'largeStepComm']);
 
-function toEff(u: readonly number[]): Efficiency {
+function toEff(params: readonly Param[], u: readonly number[]): Efficiency {
   const e = {} as Efficiency;
-  PARAMS.forEach((p, i) => {
+  params.forEach((p, i) => {
     const v = Math.exp(u[i]!);
     e[p] = FRACTIONS.has(p) ? Math.min(1, v) : v;
   });
@@ -238,10 +242,11 @@ export function nelderMead(f: (x: number[]) => number, x0: number[], step: numbe
   return simplex[0]!;
 }
 
-function fit(obs: readonly Obs[], start: Efficiency): { eff: Efficiency; loss: number } {
-  const f = (u: number[]): number => loss(obs, toEff(u));
-  const init: Required<Efficiency> = { sustainedCompute: start.compute, boostS: 0.1, ...start };
-  let x = PARAMS.map((p) => Math.log(Math.max(init[p], 1e-7)));
+function fit(obs: readonly Obs[], start: Efficiency, withKnee: boolean): { eff: Efficiency; loss: number } {
+  const params: Param[] = withKnee ? [...ROOFLINE_PARAMS, ...KNEE_PARAMS] : [...ROOFLINE_PARAMS];
+  const f = (u: number[]): number => loss(obs, toEff(params, u));
+  const init: Required<Efficiency> = { commKneeTokens: 3000, largeStepComm: start.comm / 6, ...start };
+  let x = params.map((p) => Math.log(Math.max(init[p], 1e-7)));
   let best = { x, fx: f(x) };
   // Restarts from the best point with shrinking steps get Nelder–Mead out of its early collapses.
   for (const step of [1.5, 0.8, 0.4, 0.2, 0.1]) {
@@ -249,7 +254,7 @@ function fit(obs: readonly Obs[], start: Efficiency): { eff: Efficiency; loss: n
     if (r.fx <= best.fx) best = r;
     x = best.x;
   }
-  return { eff: toEff(best.x), loss: best.fx };
+  return { eff: toEff(params, best.x), loss: best.fx };
 }
 
 /** Calibrates every key of `table` that maps to catalog models and devices; the others are listed as skipped. */
@@ -300,7 +305,7 @@ export function calibrate(table: ProfileTable, opts: CalibrationOptions = {}): C
       return false;
     });
     const train = obs.filter((o) => o.split === 'train');
-    const { eff, loss: trainLoss } = fit(train, start(hw));
+    const { eff, loss: trainLoss } = fit(train, start(hw), opts.largeStepComm ?? true);
     hardware.push({ profileHardware: name, catalogHardware: hw.name, efficiency: eff, trainLoss });
     for (const [key, kobs] of groupBy(obs, (o) => o.key)) {
       const pick = (phase: Obs['phase'], split: Obs['split']): Obs[] => kobs.filter((o) => o.phase === phase && o.split === split);

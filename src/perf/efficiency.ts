@@ -18,11 +18,13 @@ export interface Efficiency {
   /** Latency of one hop of a ring all-reduce (a ring over tp devices has 2(tp − 1) hops), seconds. */
   allReduceHopLatencyS: number;
   /**
-   * Compute fraction a device sustains once a step's GEMMs run longer than `boostS` (power and clock
-   * management: boost clocks hold for short bursts only). Omitted = `compute` throughout.
+   * Steps with more than `commKneeTokens` new tokens move the tensor-parallel traffic of the tokens past the knee at
+   * `largeStepComm` (fraction of interconnect bandwidth) instead of `comm`. Fitted on measured profiles, where the
+   * per-token cost of large prefills rises past ≈ 1.5–2k tokens for every model and TP (see docs/fidelity/perf.md).
+   * Omitted = `comm` throughout.
    */
-  sustainedCompute?: number;
-  boostS?: number;
+  commKneeTokens?: number;
+  largeStepComm?: number;
 }
 
 /** Plausible defaults for a modern engine (vLLM-like, CUDA graphs) on a device nobody has calibrated. */

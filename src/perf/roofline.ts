@@ -13,7 +13,7 @@ import type { Efficiency } from './efficiency.ts';
  *   attended (query, key) pair (`prefillAttendTokens`), compute-bound; decode reads each context token's KV once,
  *   max(FLOP, KV bytes) per context token — both linear in context, so the decode cost is A(k) + B · context;
  * - tensor parallelism: 2 ring all-reduces per layer of T · hidden · bytes, each 2(tp − 1)/tp · bytes over the
- *   interconnect plus 2(tp − 1) hop latencies;
+ *   interconnect plus 2(tp − 1) hop latencies; optionally slower per token past a knee in T (Efficiency.commKneeTokens);
  * - pipeline parallelism: one batch in flight, so an iteration crosses every stage in turn (Σ stage times = the
  *   same work as one stage holding all layers) plus pp − 1 point-to-point activation transfers. No micro-batch
  *   overlap: this is the latency of an iteration, not the throughput of a full pipeline;
@@ -43,21 +43,19 @@ export function rooflinePerfModel(dep: Deployment, eff: Efficiency): PerfModel {
   const commPerTokenS = (allReduces * ringFactor * msgBytesPerToken) / link + ((pp - 1) * msgBytesPerToken) / link;
   const commFixedS = allReduces * 2 * (tp - 1) * eff.allReduceHopLatencyS + (pp - 1) * eff.allReduceHopLatencyS;
 
-  // Compute beyond the boost window runs at the sustained rate: e.g. boost 50 ms, sustained 0.4 of peak vs 0.6
-  // ⇒ 200 ms of boost-rate work takes 50 + 150 × 0.6 / 0.4 = 275 ms. Convex in work, so larger prefills cost more per token.
-  const boostS = eff.boostS ?? Infinity;
-  const slowdown = eff.sustainedCompute !== undefined ? eff.compute / Math.min(eff.compute, eff.sustainedCompute) : 1;
-  const computeS = (flopCount: number): number => {
-    const t = flopCount / flops;
-    return t <= boostS ? t : boostS + (t - boostS) * slowdown;
-  };
+  // Traffic of the tokens past the knee moves at the large-step rate: e.g. knee 2,048, comm 0.6 vs 0.1 ⇒ a
+  // 4,096-token step pays 2,048 + 2,048 × 6 token-units of all-reduce. Convex in tokens; decode steps stay below it.
+  const kneeTokens = eff.commKneeTokens ?? Infinity;
+  const largeStepSlowdown = eff.largeStepComm !== undefined ? eff.comm / Math.min(eff.comm, eff.largeStepComm) : 1;
+  const commS = (tokens: number): number =>
+    commPerTokenS * (tokens <= kneeTokens ? tokens : kneeTokens + (tokens - kneeTokens) * largeStepSlowdown);
   const linearS = (tokens: number): number => {
     const touched = dense ? 1 : 1 - Math.pow(1 - activeFraction, tokens);
-    return Math.max(computeS(linearFlopsPerToken * tokens), (weightBytesPerDevice * touched) / bw);
+    return Math.max((linearFlopsPerToken * tokens) / flops, (weightBytesPerDevice * touched) / bw);
   };
   // Everything but attention for `tokens` new tokens over `seqs` sequences.
   const baseS = (tokens: number, seqs: number): number =>
-    eff.stepOverheadS + eff.perSeqOverheadS * seqs + linearS(tokens) + commFixedS + commPerTokenS * tokens;
+    eff.stepOverheadS + eff.perSeqOverheadS * seqs + linearS(tokens) + commFixedS + commS(tokens);
 
   return {
     name: `roofline(${model.name}@${hardware.name} tp${tp}${pp > 1 ? ` pp${pp}` : ''})`,

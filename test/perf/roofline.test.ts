@@ -126,20 +126,19 @@ test('efficiency overrides change the step time in the expected direction', () =
   assert.ok(Math.abs(overhead.decodeStepCoeffs(4).baseS - noOverhead.decodeStepCoeffs(4).baseS - 0.01) < 1e-12);
 });
 
-test('compute past the boost window runs at the sustained rate (convex in prefill tokens); decode stays linear in context', () => {
+test('tensor-parallel traffic past the knee moves at the large-step rate (convex in prefill tokens); decode stays linear in context', () => {
   const dep = { model: getModel('llama2-70b'), hardware: getHardware('h100-80gb'), tp: 8, pp: 1 };
   const base = { compute: 0.6, memory: 0.8, comm: 0.6, stepOverheadS: 0, prefillOverheadS: 0, perSeqOverheadS: 0, allReduceHopLatencyS: 0 };
   const flat = rooflinePerfModel(dep, base);
-  const boosted = rooflinePerfModel(dep, { ...base, sustainedCompute: 0.4, boostS: 0.05 });
+  const knee = rooflinePerfModel(dep, { ...base, commKneeTokens: 2048, largeStepComm: 0.1 });
   const shape = (tokens: number) => ({ prefillTokens: tokens, prefillSeqs: 1, prefillAttendTokens: 0, decodeSeqs: 0, decodeContextTokens: 0 });
-  // Within the window both agree; beyond it the extra time is (t − 50 ms) × (0.6 / 0.4 − 1).
-  assert.equal(boosted.stepTimeS(shape(256)), flat.stepTimeS(shape(256)));
-  const t = flat.stepTimeS(shape(16384));
-  const comm = flat.stepTimeS(shape(16384)) - (2 * dep.model.activeParams * 16384) / 8 / (989e12 * 0.6);
-  const linear = t - comm;
-  assert.ok(linear > 0.05);
-  assert.ok(Math.abs(boosted.stepTimeS(shape(16384)) - (comm + 0.05 + (linear - 0.05) * 1.5)) < 1e-9);
-  const co = boosted.decodeStepCoeffs(16);
-  const d = boosted.stepTimeS({ prefillTokens: 0, prefillSeqs: 0, prefillAttendTokens: 0, decodeSeqs: 16, decodeContextTokens: 40000 });
+  // Below the knee both agree; past it each token's all-reduce traffic costs comm / largeStepComm = 6 times more.
+  assert.equal(knee.stepTimeS(shape(2048)), flat.stepTimeS(shape(2048)));
+  // Per token: 2 all-reduces × 80 layers × 2·7/8 ring factor × 8192 hidden × 2 bytes over 0.6 of the 450 GB/s link.
+  const commPerToken = (2 * 80 * ((2 * 7) / 8) * 8192 * 2) / (0.6 * getHardware('h100-80gb').interconnectBytesPerS);
+  const extra = knee.stepTimeS(shape(6144)) - flat.stepTimeS(shape(6144));
+  assert.ok(Math.abs(extra - 4096 * commPerToken * 5) < 1e-9, `extra ${extra}`);
+  const co = knee.decodeStepCoeffs(16);
+  const d = knee.stepTimeS({ prefillTokens: 0, prefillSeqs: 0, prefillAttendTokens: 0, decodeSeqs: 16, decodeContextTokens: 40000 });
   assert.ok(Math.abs(co.baseS + co.perContextTokenS * 40000 - d) < 1e-12);
 });

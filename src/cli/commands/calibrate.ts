@@ -37,7 +37,8 @@ export function formatCalibration(r: CalibrationResult): string {
     out.push(
       `  ${h.profileHardware} (datasheet ${h.catalogHardware}): compute ${e.compute.toFixed(3)}, memory ${e.memory.toFixed(3)}, ` +
         `comm ${e.comm.toFixed(3)}, step ${(e.stepOverheadS * 1e3).toFixed(2)} ms, prefill +${(e.prefillOverheadS * 1e3).toFixed(2)} ms, ` +
-        `per seq ${(e.perSeqOverheadS * 1e3).toFixed(3)} ms, all-reduce hop ${(e.allReduceHopLatencyS * 1e6).toFixed(2)} µs`,
+        `per seq ${(e.perSeqOverheadS * 1e3).toFixed(3)} ms, all-reduce hop ${(e.allReduceHopLatencyS * 1e6).toFixed(2)} µs` +
+        (e.commKneeTokens !== undefined ? `, past ${e.commKneeTokens.toFixed(0)} tokens comm ${e.largeStepComm?.toFixed(3)}` : ''),
     );
   }
   for (const x of r.excluded) {
@@ -55,13 +56,14 @@ export function registerCalibrate(program: Command): void {
     .option('--out <dir>', 'folder for calibration.json', 'out/calibrate')
     .option('--map <key=model>', 'map a profile model key to a catalog model (repeatable)', collectMap, {})
     .option('--fit-per <what>', "one set of factors per 'hardware' (default) or per 'key' (diagnostic)", 'hardware')
-    .action((opts: { profile: string; out: string; map: Record<string, string>; fitPer: string }) => {
+    .option('--no-large-step-comm', 'fit the plain roofline, without the large-step communication knee (ablation)')
+    .action((opts: { profile: string; out: string; map: Record<string, string>; fitPer: string; largeStepComm: boolean }) => {
       if (opts.fitPer !== 'hardware' && opts.fitPer !== 'key') {
         throw new UserError(`--fit-per: expected 'hardware' or 'key', got '${opts.fitPer}'`);
       }
       const table = loadProfileTable(opts.profile);
       const t0 = performance.now();
-      const result = calibrate(table, { modelMap: opts.map, fitPer: opts.fitPer });
+      const result = calibrate(table, { modelMap: opts.map, fitPer: opts.fitPer, largeStepComm: opts.largeStepComm });
       process.stderr.write(`calibrated in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
       process.stdout.write(formatCalibration(result) + '\n');
       mkdirSync(opts.out, { recursive: true });
