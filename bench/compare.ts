@@ -8,6 +8,10 @@
 // machine. "critical-path speed-up" divides the busiest thread's CPU seconds (read from /proc/self/task on
 // Linux) in the sequential run by the busiest thread's in the parallel run: the speed-up if every thread had
 // a core of its own, which stays measurable while other processes share the cores.
+//
+// Then the same comparison end to end, as a user runs it: `llmfleet compare --workers 0` and `--workers W`, each
+// in a fresh process (cold JIT on both sides, worker start-up included), wall and CPU seconds, best of two.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { runComparison, type VariantResult } from '../src/report/compare.ts';
@@ -104,4 +108,27 @@ console.log(
   `\n${setup.variants[0]!.scenario.name}: ${seq.results[0]!.digest.summary.requests.total.toLocaleString('en-US')} requests per variant, ${mode} engine; ` +
     `sequential simulation ${perVariant.map((s) => s.toFixed(2)).join(' + ')} s; ` +
     `${availableParallelism()} CPUs, load average ${loadavg()[0]!.toFixed(1)} at the end (above ~1 other processes share the cores and the wall ratio means little).`,
+);
+
+/** One `llmfleet compare` in a fresh process: wall seconds and the CPU seconds of it and its threads (bash `times`). */
+function cliRun(w: number): { wallS: number; cpuS: number } {
+  const sets = [`workload.transforms.rateScale=${scale}`, `fleet.pools.0.count=${3 * scale}`].map((x) => `--set ${x}`).join(' ');
+  const variants = setup.variants.map((v) => `--variant ${v.name}:${v.overrides.join(',')}`).join(' ');
+  const cmd = `${process.execPath} bin/llmfleet.js compare --quiet --engine ${mode} ${sets} ${variants} --workers ${w} --out out/bench-compare-${w}; times`;
+  const t0 = performance.now();
+  const r = spawnSync('bash', ['-c', cmd], { encoding: 'utf8' });
+  const wallS = (performance.now() - t0) / 1000;
+  if (r.status !== 0) throw new Error(`llmfleet compare failed: ${r.stderr}`);
+  // `times` prints the shell's own user/sys line, then its children's: "0m9.540s 0m0.800s".
+  const kids = r.stdout.trim().split('\n').at(-1)!.match(/(\d+)m([\d.]+)s (\d+)m([\d.]+)s/)!;
+  const cpuS = Number(kids[1]) * 60 + Number(kids[2]) + Number(kids[3]) * 60 + Number(kids[4]);
+  return { wallS, cpuS };
+}
+const fastest = (a: { wallS: number; cpuS: number }, b: { wallS: number; cpuS: number }) => (a.wallS <= b.wallS ? a : b);
+const cliSeq = fastest(cliRun(0), cliRun(0));
+const cliPar = fastest(cliRun(workers), cliRun(workers));
+console.log(
+  `\nend to end (fresh process each, best of 2): --workers 0 ${cliSeq.wallS.toFixed(2)} s wall / ${cliSeq.cpuS.toFixed(2)} s CPU; ` +
+    `--workers ${workers} ${cliPar.wallS.toFixed(2)} s wall / ${cliPar.cpuS.toFixed(2)} s CPU; ` +
+    `wall speed-up ${(cliSeq.wallS / cliPar.wallS).toFixed(2)}×, CPU ratio ${(cliPar.cpuS / cliSeq.cpuS).toFixed(2)}×`,
 );

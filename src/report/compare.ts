@@ -6,9 +6,10 @@ import { Piscina } from 'piscina';
 import { UserError } from '../util/errors.ts';
 import type { RunDigest } from './digest.ts';
 import { renderReportHtml } from './html.ts';
-import { runVariant, type VariantOutcome, type VariantTask } from './run-variant.ts';
+import type { VariantOutcome, VariantTask } from './run-variant.ts';
 import { scenarioYaml } from './run-report.ts';
 import { comparisonTable, type ComparisonTable } from './table.ts';
+import { comparisonWorkerScript } from './worker-bundle.ts';
 import type { ComparisonSetup, PreparedVariant } from './variants.ts';
 
 export interface CompareOptions {
@@ -41,7 +42,7 @@ export async function runComparison(setup: ComparisonSetup, opts: CompareOptions
   if (workers === 0) return runSequential(setup, opts);
   const threads = Math.min(workers, setup.variants.length);
   const pool = new Piscina({
-    filename: new URL('./worker.mjs', import.meta.url).href,
+    filename: await comparisonWorkerScript(),
     minThreads: threads,
     maxThreads: threads,
     // Tasks are whole simulations; a queue longer than the variant list never happens.
@@ -68,7 +69,9 @@ export async function runComparison(setup: ComparisonSetup, opts: CompareOptions
   }
 }
 
-function runSequential(setup: ComparisonSetup, opts: CompareOptions): VariantResult[] {
+async function runSequential(setup: ComparisonSetup, opts: CompareOptions): Promise<VariantResult[]> {
+  // Imported here: a parallel comparison never runs the simulator in this thread.
+  const { runVariant } = await import('./run-variant.ts');
   return setup.variants.map((v, i) => {
     const out = runVariant({ name: v.name, scenario: v.scenario, baseDir: setup.baseDir, mode: opts.mode }, (t, n) => opts.onProgress?.(i, t, n));
     opts.onDone?.(i);
