@@ -66,6 +66,8 @@ export class Engine {
   private shape: BatchShape = { prefillTokens: 0, prefillSeqs: 0, prefillAttendTokens: 0, decodeSeqs: 0, decodeContextTokens: 0 };
   /** Decodes left out of the last Splitwise rebuild, in the order they were left out. */
   readonly paused: SimRequest[] = [];
+  /** Requests `abort` asked to remove at the next boundary. */
+  private readonly aborting = new Set<SimRequest>();
 
   constructor(
     readonly id: number,
@@ -98,9 +100,25 @@ export class Engine {
       this.gen++;
       return now;
     }
+    // The request is looked at by the next rebuild.
+    return this.cutRun(now);
+  }
+
+  /**
+   * Cancels a request whose client went away, as vLLM does: an iteration in flight completes, then at the next
+   * boundary the request leaves the instance and its KV blocks and reservation are freed. Returns a boundary
+   * time to schedule (with the current `gen`) or NaN, like `enqueue`.
+   */
+  abort(r: SimRequest, now: number): number {
+    if (r.instance !== this.id || (r.status !== 'waiting' && r.status !== 'running') || !this.busy) return NaN;
+    this.aborting.add(r);
+    return this.cutRun(now);
+  }
+
+  /** In fast mode, ends the decode run in progress at its first boundary ≥ now; the new boundary time or NaN. */
+  private cutRun(now: number): number {
     const run = this.run;
     if (this.cfg.mode === 'fast' && run !== null) {
-      // The request is looked at by the next rebuild: cut the jump short at the first boundary ≥ now.
       const jb = Math.max(run.jDone + 1, this.stepsEnded(run, now, true) + 1);
       if (jb < run.jEnd) {
         run.jEnd = jb;
@@ -109,6 +127,30 @@ export class Engine {
       }
     }
     return NaN;
+  }
+
+  /** Removes the requests `abort` marked (unless they finished meanwhile), freeing what they held. */
+  private removeAborted(): void {
+    let waitingHit = false;
+    for (const r of this.aborting) {
+      if (r.status === 'running') {
+        this.usedBlocks -= r.blocks;
+        r.blocks = 0;
+        this.reservedTokens -= r.reservedTokens;
+        r.reservedTokens = 0;
+        r.status = 'aborted';
+      } else if (r.status === 'waiting') {
+        r.status = 'aborted';
+        waitingHit = true;
+      }
+    }
+    this.aborting.clear();
+    if (waitingHit) {
+      // Queues have no removal; aborts are rare (live clients only), so rebuild the queue in its own order.
+      const keep: SimRequest[] = [];
+      for (let r = this.waiting.shift(); r !== undefined; r = this.waiting.shift()) if (r.status !== 'aborted') keep.push(r);
+      for (const r of keep) this.waiting.push(r);
+    }
   }
 
   /**
@@ -126,6 +168,7 @@ export class Engine {
   onBoundary(now: number): number {
     if (this.run !== null) this.applyRun(this.run, this.run.jEnd, true, now);
     else if (this.batch.length > 0) this.completeStep(now);
+    if (this.aborting.size > 0) this.removeAborted();
     this.compactRunning();
 
     this.buildBatch(now);
@@ -235,7 +278,7 @@ export class Engine {
   private compactRunning(): void {
     const a = this.running;
     let w = 0;
-    for (let i = 0; i < a.length; i++) if (a[i]!.status !== 'done') a[w++] = a[i]!;
+    for (let i = 0; i < a.length; i++) if (a[i]!.status === 'running') a[w++] = a[i]!;
     a.length = w;
   }
 

@@ -1,6 +1,6 @@
 import type { TraceRequest } from '../workload/types.ts';
 
-export type RequestStatus = 'pending' | 'waiting' | 'running' | 'done' | 'dropped';
+export type RequestStatus = 'pending' | 'waiting' | 'running' | 'done' | 'dropped' | 'aborted';
 
 /**
  * A request inside the simulator: the trace fields plus the engine's progress counters. One class, one shape
@@ -37,6 +37,8 @@ export class SimRequest {
   /** Times this request sat out a batch rebuild while ready to run (Splitwise's pause counter). */
   pauses = 0;
   dropReason = '';
+  /** Priority 0 in the instance queue (SageServe: NIW older than 10 h); set by the queue, see scheduling/promotion.ts. */
+  promoted = false;
 
   constructor(t: TraceRequest, defaultModel: string) {
     this.id = t.id;

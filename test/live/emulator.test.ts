@@ -51,6 +51,27 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
     }
   });
 
+  it('aborts a request whose client disconnects mid-stream: its KV blocks are freed and the others go on', async () => {
+    const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 5 });
+    try {
+      const ac = new AbortController();
+      const r = await fetch(`${e.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, prompt: [1, 2, 3], max_tokens: 5000, stream: true }), signal: ac.signal });
+      const reader = r.body!.getReader();
+      await reader.read(); // the first token arrived: the request holds KV now
+      assert.ok(e.backend.engine.usedBlocks > 0);
+      const other = post(e, '/v1/completions', { model: MODEL, prompt: [1, 2, 3], max_tokens: 20 });
+      ac.abort();
+      await reader.cancel().catch(() => {});
+      const done = (await (await other).json()) as { usage: { completion_tokens: number } };
+      assert.equal(done.usage.completion_tokens, 20);
+      for (let i = 0; i < 50 && e.backend.engine.isBusy; i++) await sleep(20);
+      assert.equal(e.backend.engine.isBusy, false, 'nothing left running: the 5,000-token request was aborted');
+      assert.equal(e.backend.engine.usedBlocks, 0);
+    } finally {
+      await e.close();
+    }
+  });
+
   it('exposes vLLM metric names with counters that add up', async () => {
     const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 20 });
     try {

@@ -117,12 +117,8 @@ export class EmulatedBackend {
 
   /** Queues a request now; its tokens go to `sink`. Returns the engine request (read-only for callers). */
   submit(inputTokens: number, outputTokens: number, sink: TokenSink): SimRequest {
-    // Boundaries that were due before this arrival (the process was busy or starved) happen first, so the
-    // engine sees events in time order and never has to jump its clock to an arrival.
-    const wall = this.clock.nowS();
-    while (!Number.isNaN(this.pendingAtS) && this.pendingAtS <= wall) this.fire();
-    const now = Math.max(wall, this.lastS);
-    this.lastS = now;
+    // Boundaries due before this arrival happen first, so the engine sees events in time order.
+    const now = this.catchUp();
     const r = new SimRequest({ id: this.nextId++, arrivalS: now, inputTokens, outputTokens }, this.pool.model);
     this.live.set(r.id, { req: r, sink, sent: 0, lastTokenS: now });
     this.promptTokensTotal += inputTokens;
@@ -131,10 +127,22 @@ export class EmulatedBackend {
     return r;
   }
 
-  /** Stops delivering a request's tokens (client went away). The engine has no abort, so it still runs to the end. */
+  /** The client went away: its tokens stop, and the engine aborts it at the next boundary, freeing its KV (as vLLM does). */
   detach(id: number): void {
     const l = this.live.get(id);
-    if (l) l.sink = NULL_SINK;
+    if (!l) return;
+    this.live.delete(id);
+    const now = this.catchUp();
+    const next = this.engine.abort(l.req, now);
+    if (!Number.isNaN(next)) this.schedule(next);
+  }
+
+  /** Runs the boundaries that were due by now (the process was busy or starved); returns the engine's new clock. */
+  private catchUp(): number {
+    const wall = this.clock.nowS();
+    while (!Number.isNaN(this.pendingAtS) && this.pendingAtS <= wall) this.fire();
+    this.lastS = Math.max(wall, this.lastS);
+    return this.lastS;
   }
 
   close(): void {
@@ -226,4 +234,3 @@ export class EmulatedBackend {
   }
 }
 
-const NULL_SINK: TokenSink = { onTokens() {}, onFinish() {} };
