@@ -7,8 +7,24 @@
  * - `ablation [--seeds N] [--set ...]`: the preserve router's knobs (β = 0 removes the anticipator's penalty).
  * - `scaling [--seeds N] [--set ...]`: RQ2 table (preserve vs static 8, reactive) over days 3–4.
  * - `probe [scenario.yaml]`: the capacity probe (μ_p, μ_d, μ_pd per instance).
+ * - `diagnose [--set ...]`: on the routing scenario with the preserve router, how often its choice differs from
+ *   the same score with a 1-iteration horizon (no anticipation), from the Llumnix-like rule, and how far the
+ *   100-iteration projection rises above current KV use.
+ * - `paired [--a ROUTER] [--b ROUTER] [--rates ...] [--cvs ...] [--seeds N] [--set ...]`: per-seed paired
+ *   differences a − b (same arrivals and lengths) of p99 normalised latency, SLO violations and mean TTFT, with
+ *   ±2 standard errors and the number of seeds on which a is better.
+ * - `balance [--routers a,b,...] [--seeds N] [--set ...]`: how evenly each router spreads memory, sampled at every
+ *   routing decision: mean max − min across instances of KV use and of queued requests, and the share of
+ *   decisions at which some instance has a queue while another has none.
+ * - `bimodal-trace PATH`: writes a constructed length mix (15 % outputs of 800–1,600 tokens, 85 % of 10–60;
+ *   prompts lognormal around 100) as a 3-column CSV, for `--set 'workload.synthetic.lengths={kind: empirical,
+ *   path: PATH}'`: a case where future KV growth is hidden from current use, i.e. where anticipation should help.
+ * - `sweep [--rates 9.5,10.5,...] [--cvs 1,2,4] [--routers a,b,...] [--seeds N] [--set ...]`: load × burstiness
+ *   grid on the routing scenario (cv 1 = Poisson, else Gamma inter-arrivals with that CV); one row per cell and
+ *   router, means over seeds. A router may carry options: `preserve{routing.options.beta=0}`.
  * Wall-clock timings go to stderr-free stdout tables; nothing here is a test.
  */
+import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { LoadAnticipator, peakWith } from '../src/policy/preserve/anticipator.ts';
 import { probeCapacity } from '../src/policy/preserve/capacity-probe.ts';
@@ -42,6 +58,7 @@ function routingTable(args: string[]): void {
     ['preserve', ['routing.policy=preserve'], true],
     ['preserve L_d=all', ['routing.policy=preserve', 'routing.options.decodeOf=all'], true],
     ['llumnix', ['routing.policy=llumnix'], false],
+    ['llumnix kv-ratio', ['routing.policy=llumnix', 'routing.options.metric=kv-blocks-ratio'], false],
     ['least-loaded', ['routing.policy=least-loaded'], false],
     ['round-robin', ['routing.policy=round-robin'], false],
   ];
@@ -67,6 +84,7 @@ function ablationTable(args: string[]): void {
     ['β = 0 (no anticipator penalty)', ['routing.options.beta=0']],
     ['β = 5', ['routing.options.beta=5']],
     ['admission = defer (1-s retries)', ['routing.options.admission=defer', 'output.timelineIntervalS=1']],
+    ['admission = queue (router FIFO)', ['routing.options.admission=queue']],
     ['anticipator maps waiting requests', ['routing.options.anticipator.includeWaiting=true']],
   ];
   console.log(`preserve router ablation: ${ROUTING} ${extra.join(' ')}, seeds 1..${seeds}, means over seeds`);
@@ -90,6 +108,7 @@ function scalingTable(args: string[]): void {
     ['static 8', ['scaling.policy=none', 'scaling.options={}']],
     ['reactive', ['scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
     ['llumnix-like', ['routing.policy=llumnix', 'scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
+    ['llumnix kv-ratio', ['routing.policy=llumnix', 'routing.options={metric: kv-blocks-ratio}', 'scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
   ];
   console.log(`scaling: ${SCALING} ${extra.join(' ')}, days 3–4 (7,200–14,400 s), seeds 1..${seeds}, means over seeds`);
   console.log('variant            | instance-h | vs static 8 | peak norm s | p99 norm s | mean TTFT s | SLO viol. | wall s');
@@ -164,6 +183,197 @@ function overhead(): void {
   }
 }
 
+/** Load × burstiness grid: where (if anywhere) PreServe's router beats the Llumnix-like and other baselines. */
+function sweepTable(args: string[]): void {
+  const seeds = Number(flag(args, '--seeds') ?? 3);
+  const rates = (flag(args, '--rates') ?? '9.5,10.5,11.5,12.5').split(',').map(Number);
+  const cvs = (flag(args, '--cvs') ?? '1,2,4').split(',').map(Number);
+  const names = (flag(args, '--routers') ?? 'preserve,llumnix,llumnix{routing.options.metric=kv-blocks-ratio},least-loaded,least-requests').split(/,(?![^{]*\})/);
+  const extra = sets(args);
+  console.log(`sweep: ${ROUTING} ${extra.join(' ')}, seeds 1..${seeds}, means over seeds`);
+  console.log('rate | cv | router                                   | mean TTFT s | p99 norm s | SLO viol. | preempt/run');
+  for (const rate of rates) {
+    for (const cv of cvs) {
+      const arrivals = cv === 1 ? `{kind: poisson, ratePerS: ${rate}}` : `{kind: gamma, ratePerS: ${rate}, cv: ${cv}}`;
+      for (const name of names) {
+        const m = /^([^{]+)(?:\{(.*)\})?$/.exec(name)!;
+        const own = m[2] ? m[2].split(';') : [];
+        const ms: PreserveMetrics[] = [];
+        for (let seed = 1; seed <= seeds; seed++) {
+          ms.push(run(ROUTING, [`routing.policy=${m[1]}`, ...own, `workload.synthetic.arrivals=${arrivals}`, `seed=${seed}`, ...extra], {}));
+        }
+        const avg = (k: keyof PreserveMetrics) => ms.reduce((a, x) => a + (x[k] as number), 0) / ms.length;
+        console.log(`${f(rate, 1).padStart(4)} | ${String(cv).padStart(2)} | ${name.padEnd(40)} | ${f(avg('meanTtftS')).padStart(11)} | ${f(avg('p99NormLatencyS')).padStart(10)} | ${pct(avg('sloViolation')).padStart(9)} | ${f(avg('preemptions'), 0)}`);
+      }
+    }
+  }
+}
+
+/** Paired comparison of two routers over seeds: is the difference larger than the seed noise? */
+function pairedTable(args: string[]): void {
+  const seeds = Number(flag(args, '--seeds') ?? 10);
+  const a = flag(args, '--a') ?? 'preserve';
+  const b = flag(args, '--b') ?? 'llumnix';
+  const rates = (flag(args, '--rates') ?? '10.5,11,11.5,12').split(',').map(Number);
+  const cvs = (flag(args, '--cvs') ?? '1').split(',').map(Number);
+  const extra = sets(args);
+  const own = (name: string) => {
+    const m = /^([^{]+)(?:\{(.*)\})?$/.exec(name)!;
+    return [`routing.policy=${m[1]}`, ...(m[2] ? m[2].split(';') : [])];
+  };
+  console.log(`paired: a = ${a}, b = ${b}; ${ROUTING} ${extra.join(' ')}, seeds 1..${seeds}; mean of a − b ± 2 SE, seeds where a is better`);
+  console.log('rate | cv | Δ p99 norm s       | a better | Δ SLO viol. (points) | a better | Δ mean TTFT s      | a better');
+  for (const rate of rates) {
+    for (const cv of cvs) {
+      const arrivals = cv === 1 ? `{kind: poisson, ratePerS: ${rate}}` : `{kind: gamma, ratePerS: ${rate}, cv: ${cv}}`;
+      const d: Record<'p99' | 'viol' | 'ttft', number[]> = { p99: [], viol: [], ttft: [] };
+      for (let seed = 1; seed <= seeds; seed++) {
+        const common = [`workload.synthetic.arrivals=${arrivals}`, `seed=${seed}`, ...extra];
+        const ma = run(ROUTING, [...own(a), ...common], {});
+        const mb = run(ROUTING, [...own(b), ...common], {});
+        d.p99.push(ma.p99NormLatencyS - mb.p99NormLatencyS);
+        d.viol.push(100 * (ma.sloViolation - mb.sloViolation));
+        d.ttft.push(ma.meanTtftS - mb.meanTtftS);
+      }
+      const cell = (xs: number[], dig: number) => {
+        const mean = xs.reduce((x, y) => x + y, 0) / xs.length;
+        const sd = Math.sqrt(xs.reduce((x, y) => x + (y - mean) ** 2, 0) / Math.max(1, xs.length - 1));
+        const se = sd / Math.sqrt(xs.length);
+        return `${(mean >= 0 ? '+' : '') + mean.toFixed(dig)} ± ${(2 * se).toFixed(dig)}`.padEnd(18) + ` | ${String(xs.filter((x) => x < 0).length).padStart(4)}/${xs.length}`;
+      };
+      console.log(`${f(rate, 1).padStart(4)} | ${String(cv).padStart(2)} | ${cell(d.p99, 3)} | ${cell(d.viol, 2).padEnd(27)} | ${cell(d.ttft, 3)}`);
+    }
+  }
+}
+
+/** What the anticipator changes in PreServe's decisions, measured on the fleet states of one run. */
+function diagnose(args: string[]): void {
+  const extra = sets(args);
+  const { scenario, baseDir } = loadScenario({ file: ROUTING, sets: ['routing.policy=preserve', ...extra] });
+  const entry = routers.preserve;
+  const orig = entry.make;
+  const opts = scenario.routing.options as Record<string, unknown>;
+  const short = orig(routers.preserve.options.parse({ ...opts, anticipator: { ...(opts.anticipator as object), horizonSteps: 1 } }));
+  const llum = routers.llumnix.make(routers.llumnix.options.parse({}));
+  const ant = new LoadAnticipator(routers.preserve.options.parse(opts).anticipator);
+  let n = 0;
+  let diffShort = 0;
+  let diffLlumnix = 0;
+  let anyPenalty = 0;
+  let allPenalty = 0;
+  let rise = 0;
+  let riseMax = 0;
+  (entry as { make: unknown }).make = (o: never) => {
+    const r = orig(o);
+    return {
+      name: r.name,
+      route(req: RequestView, view: FleetView) {
+        const d = r.route(req, view);
+        if (d.kind !== 'send') return d;
+        n++;
+        const s = short.route(req, view);
+        const l = llum.route(req, view);
+        if (s.kind === 'send' && s.to !== d.to) diffShort++;
+        if (l.kind === 'send' && l.to !== d.to) diffLlumnix++;
+        let pen = 0;
+        const c = view.routable(req.model);
+        for (const inst of c) {
+          const p = ant.project(inst);
+          const u0 = p.u[0]! + req.inputTokens / Math.max(1, p.capacityTokens);
+          const pk = peakWith(p, req.inputTokens, req.predictedOutputTokens);
+          if (pk > 0.8) pen++;
+          rise += pk - u0;
+          if (pk - u0 > riseMax) riseMax = pk - u0;
+        }
+        if (pen > 0) anyPenalty++;
+        if (pen === c.length) allPenalty++;
+        return d;
+      },
+    };
+  };
+  try {
+    const res = simulate(scenario, baseDir, { mode: 'fast' });
+    const m = preserveMetrics(res);
+    const k = scenario.fleet.pools[0]!.count;
+    console.log(`diagnose: ${ROUTING} ${extra.join(' ')} (preserve router, ${n} decisions)`);
+    console.log(`SLO violations ${pct(m.sloViolation)}, p99 norm ${f(m.p99NormLatencyS)} s, preemptions ${m.preemptions}`);
+    console.log(`choice differs from the same score with a 1-iteration horizon: ${pct(diffShort / n)}`);
+    console.log(`choice differs from the Llumnix-like rule (remaining steps):   ${pct(diffLlumnix / n)}`);
+    console.log(`decisions where some / every instance's peak exceeds 0.8:      ${pct(anyPenalty / n)} / ${pct(allPenalty / n)}`);
+    console.log(`100-iteration peak minus current KV (with the request): mean ${f(rise / (n * k))}, max ${f(riseMax)} of capacity`);
+  } finally {
+    (entry as { make: unknown }).make = orig;
+  }
+}
+
+/** Memory balance each router achieves, read from the fleet at its own decisions. */
+function balanceTable(args: string[]): void {
+  const seeds = Number(flag(args, '--seeds') ?? 3);
+  const names = (flag(args, '--routers') ?? 'preserve,llumnix,least-loaded').split(/,(?![^{]*\})/);
+  const extra = sets(args);
+  console.log(`balance: ${ROUTING} ${extra.join(' ')}, seeds 1..${seeds}, sampled at every decision`);
+  console.log('router                                   | KV spread | queued-requests spread | queue here, none there | SLO viol.');
+  for (const name of names) {
+    const m = /^([^{]+)(?:\{(.*)\})?$/.exec(name)!;
+    const policy = m[1] as RouterName;
+    const entry = routers[policy];
+    const orig = entry.make;
+    let n = 0;
+    let kvSpread = 0;
+    let qSpread = 0;
+    let uneven = 0;
+    let viol = 0;
+    (entry as { make: unknown }).make = (o: never, c: never) => {
+      const r = (orig as (o: never, c: never) => ReturnType<typeof orig>)(o, c);
+      return {
+        name: r.name,
+        route(req: RequestView, view: FleetView) {
+          const c = view.routable(req.model);
+          let kMin = Infinity;
+          let kMax = -Infinity;
+          let qMin = Infinity;
+          let qMax = -Infinity;
+          for (const i of c) {
+            kMin = Math.min(kMin, i.kvUsedFraction);
+            kMax = Math.max(kMax, i.kvUsedFraction);
+            qMin = Math.min(qMin, i.numWaiting);
+            qMax = Math.max(qMax, i.numWaiting);
+          }
+          if (c.length > 0) {
+            n++;
+            kvSpread += kMax - kMin;
+            qSpread += qMax - qMin;
+            if (qMin === 0 && qMax > 0) uneven++;
+          }
+          return r.route(req, view);
+        },
+      };
+    };
+    try {
+      for (let seed = 1; seed <= seeds; seed++) {
+        viol += run(ROUTING, [`routing.policy=${policy}`, ...(m[2] ? m[2].split(';') : []), `seed=${seed}`, ...extra], {}).sloViolation / seeds;
+      }
+    } finally {
+      (entry as { make: unknown }).make = orig;
+    }
+    console.log(`${name.padEnd(40)} | ${f(kvSpread / n).padStart(9)} | ${f(qSpread / n, 2).padStart(22)} | ${pct(uneven / n).padStart(22)} | ${pct(viol).padStart(9)}`);
+  }
+}
+
+function bimodalTrace(args: string[]): void {
+  const path = args[0];
+  if (!path) throw new Error('bimodal-trace needs an output path');
+  const rng = new Rng(7);
+  const rows = ['TIMESTAMP,ContextTokens,GeneratedTokens'];
+  for (let k = 0; k < 20_000; k++) {
+    const p = Math.max(1, Math.min(2048, Math.round(rng.lognormal(Math.log(100), 1))));
+    const d = rng.next() < 0.15 ? 800 + rng.int(801) : 10 + rng.int(51);
+    rows.push(`2023-11-16 18:00:00.0000000,${p},${d}`);
+  }
+  writeFileSync(path, rows.join('\n') + '\n');
+  console.log(`wrote ${rows.length - 1} rows to ${path}`);
+}
+
 function probe(args: string[]): void {
   const file = args.find((a) => !a.startsWith('--')) ?? ROUTING;
   const { scenario, baseDir } = loadScenario({ file, sets: sets(args) });
@@ -200,7 +410,22 @@ switch (mode) {
   case 'probe':
     probe(rest);
     break;
+  case 'diagnose':
+    diagnose(rest);
+    break;
+  case 'paired':
+    pairedTable(rest);
+    break;
+  case 'balance':
+    balanceTable(rest);
+    break;
+  case 'bimodal-trace':
+    bimodalTrace(rest);
+    break;
+  case 'sweep':
+    sweepTable(rest);
+    break;
   default:
-    console.error(`unknown mode ${mode}; expected overhead | routing | ablation | scaling | probe`);
+    console.error(`unknown mode ${mode}; expected overhead | routing | ablation | scaling | probe | sweep | paired | diagnose | balance | bimodal-trace`);
     process.exitCode = 2;
 }

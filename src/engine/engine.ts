@@ -5,8 +5,12 @@ import type { SimRequest } from './request.ts';
 import { buildSplitwiseBatch } from './scheduler-splitwise.ts';
 
 export interface EngineConfig {
-  /** Batch builder: vLLM V1 (on-demand KV blocks, recompute preemption) or SplitwiseSim's (KV reservation, paused decodes). */
-  scheduler: 'vllm' | 'splitwise';
+  /**
+   * Batch builder: vLLM V1 (on-demand KV blocks, recompute preemption, prefill chunks mixed with decodes), vLLM V0's
+   * default (the same KV rules, but a step runs either whole prompts or decodes, never both: arrivals stall decodes),
+   * or SplitwiseSim's (KV reservation, paused decodes).
+   */
+  scheduler: 'vllm' | 'vllm-v0' | 'splitwise';
   maxNumSeqs: number;
   /** Token budget of one iteration (a prefill chunk counts its tokens, a decode 1). */
   maxBatchedTokens: number;
@@ -226,13 +230,13 @@ export class Engine {
     if (d <= 0) return;
     this.iterations += d;
     const bt = this.cfg.blockTokens;
-    const vllm = this.cfg.scheduler === 'vllm';
+    const blocksOnDemand = this.cfg.scheduler !== 'splitwise';
     const members = this.runMembers;
     for (let i = 0; i < members.length; i++) {
       const r = members[i]!;
       r.generated += d;
       r.kvTokens += d;
-      if (vllm) {
+      if (blocksOnDemand) {
         const blocks = Math.ceil((atBoundary ? r.kvTokens : r.kvTokens + 1) / bt);
         this.usedBlocks += blocks - r.blocks;
         r.blocks = blocks;
@@ -373,6 +377,7 @@ export class Engine {
     this.chunks.length = 0;
     this.preemptedThisBuild = false;
     if (this.cfg.scheduler === 'splitwise') buildSplitwiseBatch(this, now, this.prevBatch, this.prevChunks);
+    else if (this.cfg.scheduler === 'vllm-v0') this.buildVllmV0(now);
     else this.buildVllm(now);
   }
 
@@ -437,6 +442,50 @@ export class Engine {
       r.blocks += needBlocks;
       this.schedule(r, chunk, now);
       budget -= chunk;
+    }
+  }
+
+  /**
+   * vLLM V0's default scheduler (no chunked prefill): waiting prompts first, whole, in queue order, while the
+   * token budget, the sequence limit and free KV blocks allow (the first prompt always fits the budget); if any
+   * was admitted the step is prefill-only. Otherwise every running request decodes one token, preempting the
+   * newest (recompute) when a block cannot be had. vLLM's 1 % free-block admission watermark is not modelled.
+   */
+  private buildVllmV0(now: number): void {
+    const { maxNumSeqs, maxBatchedTokens, blockTokens: bt, kvBlocks } = this.cfg;
+    const running = this.running;
+    const waiting = this.waiting;
+    let budget = maxBatchedTokens;
+    while (waiting.size > 0 && running.length < maxNumSeqs) {
+      const r = waiting.peek()!;
+      const prompt = r.prefillTarget - r.prefilled;
+      if (this.batch.length > 0 && prompt > budget) break;
+      const needBlocks = Math.ceil((r.kvTokens + prompt) / bt) - r.blocks;
+      if (needBlocks > kvBlocks - this.usedBlocks) break;
+      waiting.shift();
+      r.status = 'running';
+      running.push(r);
+      this.usedBlocks += needBlocks;
+      r.blocks += needBlocks;
+      this.schedule(r, prompt, now);
+      budget -= prompt;
+    }
+    if (this.batch.length > 0) return;
+    for (let i = 0; i < running.length && budget > 0; i++) {
+      const r = running[i]!;
+      const needBlocks = Math.ceil((r.kvTokens + 1) / bt);
+      let victim: SimRequest | undefined;
+      while (needBlocks - r.blocks > kvBlocks - this.usedBlocks) {
+        victim = running[running.length - 1]!;
+        this.preempt(victim);
+        running.length--;
+        if (victim === r) break;
+      }
+      if (victim === r) break;
+      this.usedBlocks += needBlocks - r.blocks;
+      r.blocks = needBlocks;
+      this.schedule(r, 0, now);
+      budget--;
     }
   }
 

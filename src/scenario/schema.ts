@@ -11,7 +11,8 @@ const seconds = z.number().min(0).finite();
 
 /** Iteration-level batching of one instance (fields without defaults, so a pool can override a subset). */
 const engineFields = {
-  scheduler: z.enum(['vllm', 'splitwise']),
+  /** vllm: V1 (chunked prefill mixes with decodes); vllm-v0: V0 default (a step is all prefills or all decodes); splitwise: SplitwiseSim. */
+  scheduler: z.enum(['vllm', 'vllm-v0', 'splitwise']),
   maxNumSeqs: posInt,
   maxBatchedTokens: posInt,
   chunkedPrefill: z.boolean(),
@@ -61,6 +62,41 @@ export const poolSchema = z
   })
   .strict();
 
+export const networkSchema = z
+  .object({
+    /** Seconds between any two different regions (requests or pools without a region pay nothing). */
+    crossRegionS: seconds.default(0),
+    /** Per pair, `latencyS[origin][serving]` seconds; overrides `crossRegionS` (a same-region pair may be listed too). */
+    latencyS: z.record(z.string(), z.record(z.string(), seconds)).default({}),
+  })
+  .strict();
+
+export const spotSchema = z
+  .object({
+    /** Reclaiming a donated instance that still holds the pool's model (paper: ≈ 1 min). */
+    sameModelS: seconds.default(60),
+    /** Reclaiming a donated instance of another model (same region, hardware, tp, pp) and loading this one (≈ 10 min). */
+    otherModelS: seconds.default(600),
+    /** What a donated instance earns per hour in the spot market (USD); the paper gives no price. */
+    revenueUsdPerInstanceHour: z.number().min(0).default(0),
+    /** Donated instances at t = 0. */
+    initial: z
+      .array(
+        z
+          .object({
+            region: z.string().default(''),
+            model: z.string().min(1),
+            hardware: z.string().min(1),
+            tp: posInt.default(1),
+            pp: posInt.default(1),
+            count: z.number().int().min(0),
+          })
+          .strict(),
+      )
+      .default([]),
+  })
+  .strict();
+
 export const scheduledActionSchema = z.discriminatedUnion('action', [
   z.object({ atS: seconds, action: z.literal('add'), pool: z.string().min(1), count: posInt.default(1) }).strict(),
   z.object({ atS: seconds, action: z.literal('drain'), pool: z.string().min(1), count: posInt.default(1) }).strict(),
@@ -88,6 +124,11 @@ export const scenarioSchema = z
           .object({ vmAcquireS: seconds.default(120), modelLoadS: seconds.default(60) })
           .strict()
           .default({ vmAcquireS: 120, modelLoadS: 60 }),
+        /**
+         * A spot pool per region (SageServe §6.4; policy/sageserve/spot.ts). Unset: none (a scale-in stops the
+         * instance, a scale-out provisions a fresh VM after `provisioning`).
+         */
+        spot: spotSchema.optional(),
       })
       .strict(),
     engine: engineSchema.default({ ...ENGINE_DEFAULTS }),
@@ -155,6 +196,11 @@ export const scenarioSchema = z
       .default({ timelineIntervalS: 60 }),
     /** Stop the simulation at this time (seconds); by default it runs until every request has finished. */
     endS: z.number().positive().optional(),
+    /**
+     * Network delay from a request's region (origin) to the region of the instance it is sent to, added before
+     * it reaches the instance (so it is part of TTFT and E2E). Unset or 0: none.
+     */
+    network: networkSchema.optional(),
     /** Run-time safety net: a request routed nowhere for this long is dropped with reason 'no-instance'. */
     maxDeferS: z.number().positive().default(3600),
   })

@@ -32,6 +32,21 @@ test('chunked prefill splits a prompt longer than the token budget over several 
   assert.equal(whole.iterations, 2, 'whole-prompt mode runs the long prompt alone in one iteration');
 });
 
+test('vLLM V0 scheduling runs an arriving prompt in a prefill-only step that stalls the decodes; V1 mixes it in', () => {
+  const trace = writeTrace([{ t: 0, in: 100, out: 10 }, { t: 0.02, in: 50, out: 5 }]);
+  const v0 = run(scenarioFor(trace, { engine: { scheduler: 'vllm-v0' } }), 'fast');
+  const v1 = run(scenarioFor(trace), 'fast');
+  // A: prefill 1 ms + 10 µs × 100, then decodes of 5 ms + 0.1 ms + 1 µs × context (101, 102, …).
+  let t = 0.001 + 1e-5 * 100;
+  for (let ctx = 101; t < 0.02; ctx++) t += 0.005 + 1e-4 + 1e-6 * ctx;
+  // V0: B's prompt runs alone at the first boundary after its arrival.
+  assert.ok(Math.abs(v0.log.ttft[1]! - (t - 0.02 + 0.001 + 1e-5 * 50)) < 1e-12, `ttft ${v0.log.ttft[1]}`);
+  assert.equal(v0.iterations, 11, "A's 1 + 9 steps, plus B's prefill-only step (B's decodes ride with A's)");
+  assert.equal(v1.iterations, 10, "V1: B's prompt shares a step with A's decode");
+  assert.ok(v0.log.e2e[0]! > v1.log.e2e[0]!, 'the stall delays the running request');
+  for (const mode of ['fast', 'step'] as const) assert.deepEqual(outcomes(run(scenarioFor(trace, { engine: { scheduler: 'vllm-v0' } }), mode)), outcomes(v0));
+});
+
 test('when KV runs out the newest request is preempted, recomputes, and still completes exactly', () => {
   // 40 blocks of 16 tokens = 640 tokens; four requests of 100 + 200 tokens cannot all stay resident.
   const reqs: Req[] = [0, 0.001, 0.002, 0.003].map((t) => ({ t, in: 100, out: 200 }));
@@ -62,7 +77,7 @@ const reqArb = fc
   });
 
 const cfgArb = fc.record({
-  scheduler: fc.constantFrom('vllm', 'splitwise'),
+  scheduler: fc.constantFrom('vllm', 'vllm-v0', 'splitwise'),
   kvBlocks: fc.integer({ min: 120, max: 600 }),
   maxNumSeqs: fc.integer({ min: 1, max: 24 }),
   maxBatchedTokens: fc.integer({ min: 16, max: 2048 }),

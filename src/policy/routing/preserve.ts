@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { LoadAnticipator, anticipatorOptions, peakWith, stepsAbove } from '../preserve/anticipator.ts';
 import type { InstanceView } from '../types.ts';
-import { NO_INSTANCE, type RouterEntry } from './types.ts';
+import { NO_INSTANCE, type RouteDecision, type RouterEntry } from './types.ts';
+
+const HOLD: RouteDecision = { kind: 'defer', reason: 'all-overloaded', hold: true };
+const DEFER: RouteDecision = { kind: 'defer', reason: 'all-overloaded' };
 
 export const preserveRouterOptions = z
   .object({
@@ -13,11 +16,15 @@ export const preserveRouterOptions = z
     /** Whose decode tokens L_d counts: running requests (digest) or also the waiting ones. */
     decodeOf: z.enum(['running', 'all']).default('running'),
     /**
-     * `always`: dispatch even when every instance is overloaded. `defer`: hold the request at the router
-     * (paper §3.5) while every candidate is overloaded, i.e. more than `overloadShare` of the window projects
-     * above `overloadThreshold`; the simulator retries deferred requests on its sample ticks.
+     * `always`: dispatch even when every instance is overloaded. `queue`: the paper's router queue (§3.5): while
+     * every candidate is overloaded, i.e. more than `overloadShare` of the window projects above
+     * `overloadThreshold` (or current KV use is at least `overloadKvFraction`), the request waits at the router in
+     * a FIFO that the simulator offers again, head first, whenever a request finishes. `defer`: the older plain
+     * defer, retried only on the simulator's sample ticks.
      */
-    admission: z.enum(['always', 'defer']).default('always'),
+    admission: z.enum(['always', 'queue', 'defer']).default('always'),
+    /** [ours] An instance whose current KV use is at least this also counts as overloaded (1.01: off). */
+    overloadKvFraction: z.number().min(0).max(1.01).default(1.01),
     overloadThreshold: z.number().min(0).max(1).default(0.95),
     overloadShare: z.number().min(0).max(1).default(0.1),
   })
@@ -35,6 +42,7 @@ export const preserve = {
   make(opts) {
     const ant = new LoadAnticipator(opts.anticipator, opts.decodeOf);
     const overloadSteps = opts.overloadShare * opts.anticipator.horizonSteps;
+    const queueing = opts.admission !== 'always';
     return {
       name: 'preserve',
       route(req, view) {
@@ -47,7 +55,7 @@ export const preserve = {
         for (let k = 0; k < c.length; k++) {
           const inst = c[k]!;
           const p = ant.project(inst);
-          if (opts.admission === 'defer' && allOverloaded && stepsAbove(p, opts.overloadThreshold) <= overloadSteps) allOverloaded = false;
+          if (queueing && allOverloaded && stepsAbove(p, opts.overloadThreshold) <= overloadSteps && inst.kvUsedFraction < opts.overloadKvFraction) allOverloaded = false;
           const lp = p.queuedPrefillTokens + req.inputTokens;
           const ld = p.remainingDecodeTokens + req.predictedOutputTokens;
           const penalty = Math.max(0, peakWith(p, req.inputTokens, req.predictedOutputTokens) - opts.memoryThreshold) * p.capacityTokens;
@@ -58,7 +66,7 @@ export const preserve = {
             bestPenalty = penalty;
           }
         }
-        if (opts.admission === 'defer' && allOverloaded) return { kind: 'defer', reason: 'all-overloaded' };
+        if (queueing && allOverloaded) return opts.admission === 'queue' ? HOLD : DEFER;
         return { kind: 'send', to: best!.id, reason: 'lowest-anticipated-load' };
       },
     };

@@ -62,6 +62,17 @@ test('preserve with admission=defer holds the request when every instance is pro
   assert.equal(to(createRouter('preserve', { admission: 'defer' }, ctx).route(newReq(10, 10), cool)), 1);
 });
 
+test('preserve with admission=queue holds the request at the router (FIFO hold) while every instance is overloaded', () => {
+  const hot = () => [prog({ inputTokens: 960, predicted: 70, generated: 21 })];
+  const v = fleetView([instance(0, hot(), { kvCapacityTokens: 1000 }), instance(1, hot(), { kvCapacityTokens: 1000 })]);
+  assert.deepEqual(createRouter('preserve', { admission: 'queue' }, ctx).route(newReq(10, 10), v), { kind: 'defer', reason: 'all-overloaded', hold: true });
+  // Current KV at 0.5 on both, nothing projected above 0.95: sent, unless current KV ≥ overloadKvFraction counts too.
+  const warm = () => [prog({ inputTokens: 500, predicted: 5, generated: 1 })];
+  const w = fleetView([instance(0, warm(), { kvCapacityTokens: 1000 }), instance(1, warm(), { kvCapacityTokens: 1000 })]);
+  assert.equal(createRouter('preserve', { admission: 'queue' }, ctx).route(newReq(10, 10), w).kind, 'send');
+  assert.equal(createRouter('preserve', { admission: 'queue', overloadKvFraction: 0.5 }, ctx).route(newReq(10, 10), w).kind, 'defer');
+});
+
 test('preserve rejects bad options with the option path', () => {
   assert.throws(() => createRouter('preserve', { memoryThreshold: 2 }, ctx), /routing\.options\.memoryThreshold/);
   assert.throws(() => createRouter('preserve', { anticipator: { horizonSteps: 0 } }, ctx), /routing\.options\.anticipator\.horizonSteps/);
