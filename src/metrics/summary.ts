@@ -1,6 +1,7 @@
 import type { SimResult } from '../sim/simulator.ts';
 import { instanceHours } from '../sim/fleet.ts';
 import { latencyBlock, type LatencyBlock } from './collector.ts';
+import type { SpotSummary } from '../policy/sageserve/spot.ts';
 
 export interface Summary extends Omit<LatencyBlock, 'requests'> {
   scenario: string;
@@ -18,6 +19,8 @@ export interface Summary extends Omit<LatencyBlock, 'requests'> {
   };
   engine: { iterations: number; preemptions: number };
   tiers?: Record<string, LatencyBlock>;
+  /** Only with a spot pool (`fleet.spot`): donations, reclaims by source, spot instance-hours and revenue. */
+  spot?: SpotSummary;
   sim: { simulatedSeconds: number; events: number; wallSeconds: number };
 }
 
@@ -86,6 +89,12 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
     engine: { iterations: res.iterations, preemptions: res.preemptions },
     sim: { simulatedSeconds: endS, events: res.events, wallSeconds },
   };
+  if (res.spot) {
+    const sim = summary.sim;
+    delete (summary as Partial<Summary>).sim; // re-added after `spot`: `sim` stays last
+    summary.spot = res.spot;
+    summary.sim = sim;
+  }
   const tierNames = log.tiers.filter((t) => t !== '');
   if (tierNames.length > 0) {
     summary.tiers = {};

@@ -1,3 +1,5 @@
+import type { SimRequest } from '../engine/request.ts';
+
 /**
  * Events are plain data, ordered by (t, rank, sequence number). Ranks decide simultaneous events:
  * an arrival at time t joins the batch built at a boundary at the same t (arrival before boundary);
@@ -7,6 +9,7 @@
 export type SimEvent =
   | { kind: 'ready'; t: number; seq: number; instance: number }
   | { kind: 'arrival'; t: number; seq: number }
+  | { kind: 'deliver'; t: number; seq: number; instance: number; req: SimRequest }
   | { kind: 'boundary'; t: number; seq: number; instance: number; gen: number }
   | { kind: 'sample'; t: number; seq: number }
   | { kind: 'control'; t: number; seq: number }
@@ -15,6 +18,7 @@ export type SimEvent =
 export const KIND_RANK: Record<SimEvent['kind'], number> = {
   ready: 0, // a new instance is routable from its ready time on
   arrival: 1, // arrivals at t join a boundary at t
+  deliver: 1, // a request reaching its instance over the network at t joins a boundary at t, like an arrival
   boundary: 2, // iteration boundaries at t before anyone samples t
   sample: 3, // the timeline sees all state changes at t
   control: 4, // scheduled fleet actions act on the state the timeline recorded

@@ -36,12 +36,13 @@ export class Instance implements InstanceView {
     listener: EngineListener,
     now: number,
     warm: boolean,
+    provisionS = poolRt.provisionS,
   ) {
     // The queue order may read the clock (deadline-aware orders); the simulator keeps `fleet.now` current.
     this.engine = new Engine(id, poolRt.engine, poolRt.perf, poolRt.queueOrder({ now: () => fleet.now }), listener);
     this.createdS = now;
     this.state = warm ? 'ready' : 'provisioning';
-    this.readyS = warm ? now : now + poolRt.provisionS;
+    this.readyS = warm ? now : now + provisionS;
   }
 
   get pool(): string {
@@ -110,6 +111,8 @@ export class Fleet implements FleetView {
   now = 0;
   readonly instances: Instance[] = [];
   private readonly routableByModel = new Map<string, Instance[]>();
+  /** Called when an instance stops (the simulator donates it to the spot pool, if the scenario has one). */
+  onStop: ((inst: Instance, now: number) => void) | null = null;
 
   constructor(private readonly listener: EngineListener) {}
 
@@ -117,8 +120,9 @@ export class Fleet implements FleetView {
     return this.routableByModel.get(model) ?? EMPTY;
   }
 
-  add(pool: PoolRuntime, now: number, warm: boolean): Instance {
-    const inst = new Instance(this.instances.length, pool, this, this.listener, now, warm);
+  /** `provisionS` (default: the pool's) is the delay to ready when not `warm` (a spot reclaim is shorter). */
+  add(pool: PoolRuntime, now: number, warm: boolean, provisionS = pool.provisionS): Instance {
+    const inst = new Instance(this.instances.length, pool, this, this.listener, now, warm, provisionS);
     this.instances.push(inst);
     if (warm) this.indexReady(inst);
     return inst;
@@ -152,6 +156,7 @@ export class Fleet implements FleetView {
     this.unindex(inst);
     inst.state = 'stopped';
     inst.stoppedS = now;
+    this.onStop?.(inst, now);
   }
 
   private indexReady(inst: Instance): void {

@@ -21,6 +21,7 @@ import type { TraceRequest } from '../workload/types.ts';
 import { EventQueue } from './event-queue.ts';
 import { Fleet, type Instance, type PoolRuntime } from './fleet.ts';
 import { Timeline } from './timeline.ts';
+import { SpotPool, type SpotSummary } from '../policy/sageserve/spot.ts';
 
 export interface SimOptions {
   mode: 'fast' | 'step';
@@ -40,6 +41,8 @@ export interface SimResult {
   events: number;
   iterations: number;
   preemptions: number;
+  /** The spot pool's accounts (only with `fleet.spot`). */
+  spot?: SpotSummary;
 }
 
 /** Builds the runtime of every pool: catalog entries, perf model, KV capacity, engine settings. */
@@ -130,6 +133,8 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   const q = new EventQueue();
   const endLimit = sc.endS ?? Infinity;
 
+  checkSpotAndNetwork(sc, catalog);
+  const netDelay = networkDelay(sc.network);
   let inflight = 0;
   let events = 0;
   const timeline = new Timeline(sc.output.timelineIntervalS);
@@ -210,9 +215,14 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
       drop(r, 'exceeds-kv-capacity');
       return 'sent';
     }
+    const delay = netDelay(r.region, inst.region);
+    if (delay > 0) q.push({ kind: 'deliver', t: t + delay, instance: inst.id, req: r });
+    else enqueueOn(inst, r, t);
+    return 'sent';
+  };
+  const enqueueOn = (inst: Instance, r: SimRequest, t: number) => {
     const next = inst.engine.enqueue(r, t);
     if (!Number.isNaN(next)) q.push({ kind: 'boundary', t: next, instance: inst.id, gen: inst.engine.gen });
-    return 'sent';
   };
 
   const retryDeferred = (t: number) => {
@@ -228,10 +238,14 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     deferred.length = w;
   };
 
+  // With a spot pool, a new instance reclaims a donated one (same model first) and a stopped one is donated.
+  const spot = sc.fleet.spot ? new SpotPool(sc.fleet.spot) : null;
+  if (spot) fleet.onStop = (inst, t) => spot.donate(inst.poolRt, t);
   const startInstance = (pool: PoolRuntime, t: number) => {
-    const inst = fleet.add(pool, t, pool.provisionS === 0);
-    if (pool.provisionS === 0) retryDeferred(t);
-    else q.push({ kind: 'ready', t: t + pool.provisionS, instance: inst.id });
+    const lead = spot ? spot.reclaim(pool, t, pool.provisionS).leadS : pool.provisionS;
+    const inst = fleet.add(pool, t, lead === 0, lead);
+    if (lead === 0) retryDeferred(t);
+    else q.push({ kind: 'ready', t: t + lead, instance: inst.id });
   };
 
   const actions = [...sc.scaling.actions].sort((a, b) => a.atS - b.atS);
@@ -279,6 +293,18 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         }
         pullArrival();
         if (opts.onProgress && (arrived & 0x3fff) === 0) opts.onProgress(now, arrived);
+        break;
+      }
+      case 'deliver': {
+        // A request that crossed regions reaches its instance; one stopped meanwhile sends it back to the router.
+        const inst = fleet.instances[ev.instance]!;
+        fleet.now = now;
+        if (inst.state === 'ready' || inst.state === 'draining') enqueueOn(inst, ev.req, now);
+        else {
+          const d = dispatch(ev.req, now);
+          if (d === 'held') hold(ev.req);
+          else if (d === 'deferred') deferred.push(ev.req);
+        }
         break;
       }
       case 'boundary': {
@@ -363,7 +389,42 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     iterations += inst.engine.iterations;
     preemptions += inst.engine.preemptions;
   }
-  return { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions };
+  const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions };
+  if (spot) res.spot = spot.summary(endS);
+  return res;
+}
+
+/** `fleet.spot.initial` must name catalog entries; `network.latencyS` serving regions must be pool regions. */
+function checkSpotAndNetwork(sc: Scenario, catalog: Catalog): void {
+  sc.fleet.spot?.initial.forEach((e, i) => {
+    for (const [field, lookup] of [['model', () => getModel(e.model, catalog)], ['hardware', () => getHardware(e.hardware, catalog)]] as const) {
+      try {
+        lookup();
+      } catch {
+        throw new ConfigError({ path: `fleet.spot.initial[${i}].${field}`, expected: `a ${field} in the catalog`, got: e[field] });
+      }
+    }
+  });
+  const regions = new Set(sc.fleet.pools.map((p) => p.region));
+  for (const [from, row] of Object.entries(sc.network?.latencyS ?? {})) {
+    for (const to of Object.keys(row)) {
+      if (!regions.has(to)) throw new ConfigError({ path: `network.latencyS.${from}.${to}`, expected: `a serving region of some pool (${[...regions].sort().join(', ')})`, got: to });
+    }
+  }
+}
+
+/**
+ * Seconds a request from region `from` takes to reach an instance in region `to` (`network` in the scenario):
+ * the pair's `latencyS` entry, else `crossRegionS` between two different non-empty regions, else 0.
+ */
+export function networkDelay(net: Scenario['network']): (from: string, to: string) => number {
+  if (!net) return () => 0;
+  const { crossRegionS, latencyS } = net;
+  return (from, to) => {
+    const pair = latencyS[from]?.[to];
+    if (pair !== undefined) return pair;
+    return from !== '' && to !== '' && from !== to ? crossRegionS : 0;
+  };
 }
 
 /** The per-pool snapshot a scaling policy reads at a tick. */

@@ -8,7 +8,8 @@ import { effectiveUtil } from './util.ts';
  * The SageServe scaling strategies (§6.4, §7.1; digest §3.9–3.10) over one pool per endpoint (model × region).
  * Each tick (`scaling.intervalS`, 15 s in the scenarios) stands for the paper's per-request check; a
  * per-endpoint cooldown separates two events. Scale-out asks the simulator for an instance, which serves after
- * `fleet.provisioning` (the spot-reclaim lead time); scale-in drains one (donation to spot).
+ * its source's lead time (with `fleet.spot`: a same-model or other-model spot reclaim, else a new VM; see
+ * spot.ts); scale-in drains one, donated to the spot pool once it stops.
  */
 
 /** Effective memory utilisation of a pool's ready instances (§3.1). */

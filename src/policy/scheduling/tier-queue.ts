@@ -25,6 +25,13 @@ export const tierQueueOptions = z
     tauNS: z.number().positive().default(60),
     /** DPA urgency window τ_p (s): 0 ≤ d_r ≤ τ_p is urgent. */
     tauPS: z.number().positive().default(5),
+    /**
+     * Every order (FCFS included): a request of `promoteTier` that enters an instance queue `promoteAfterS`
+     * or more after its arrival is promoted to priority 0 and served before everything else (SageServe
+     * §6.2: NIW older than 10 h joins IW's class; see promotion.ts). null: never. Defaults: niw, 10 h.
+     */
+    promoteTier: z.string().min(1).default('niw'),
+    promoteAfterS: z.number().min(0).nullable().default(36_000),
   })
   .strict();
 
