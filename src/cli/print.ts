@@ -21,6 +21,11 @@ export function printSummary(s: Summary): void {
   lines.push(`throughput: ${s.throughput.requestsPerSecond.toFixed(2)} req/s, ${s.throughput.outputTokensPerSecond.toFixed(0)} output tok/s`);
   const f = s.fleet;
   lines.push(`fleet: ${f.instances} instances (peak ${f.peakInstances}), ${f.instanceHours.toFixed(2)} instance-h, ${f.gpuHours.toFixed(2)} GPU-h (${f.wastedGpuHours.toFixed(2)} provisioning), $${f.costUsd.toFixed(2)}`);
+  if (s.spot) {
+    const sp = s.spot;
+    const reclaims = Object.entries(sp.reclaims).map(([k, v]) => `${v} ${k}`).join(', ');
+    lines.push(`spot pool: ${sp.donations} donated, scale-outs from ${reclaims}; ${sp.instanceHours.toFixed(2)} spot instance-h, $${sp.revenueUsd.toFixed(2)} revenue`);
+  }
   lines.push(`simulated ${s.sim.simulatedSeconds.toFixed(0)} s in ${s.sim.wallSeconds.toFixed(2)} s wall (${s.sim.events} events, ${s.engine.iterations} iterations, ${s.engine.preemptions} preemptions)`);
   process.stdout.write(lines.join('\n') + '\n');
 }
