@@ -409,17 +409,7 @@ export class Engine {
           chunk = left; // the first item always fits: a long prompt runs alone
         }
       }
-      const needBlocks = Math.ceil((r.kvTokens + (chunk > 0 ? chunk : 1)) / bt);
-      let victim: SimRequest | undefined;
-      while (needBlocks - r.blocks > kvBlocks - this.usedBlocks) {
-        victim = running[running.length - 1]!;
-        this.preempt(victim);
-        running.length--;
-        if (victim === r) break;
-      }
-      if (victim === r) break;
-      this.usedBlocks += needBlocks - r.blocks;
-      r.blocks = needBlocks;
+      if (!this.growOrPreempt(r, Math.ceil((r.kvTokens + (chunk > 0 ? chunk : 1)) / bt))) break;
       this.schedule(r, chunk, now);
       budget -= chunk > 0 ? chunk : 1;
     }
@@ -473,20 +463,27 @@ export class Engine {
     if (this.batch.length > 0) return;
     for (let i = 0; i < running.length && budget > 0; i++) {
       const r = running[i]!;
-      const needBlocks = Math.ceil((r.kvTokens + 1) / bt);
-      let victim: SimRequest | undefined;
-      while (needBlocks - r.blocks > kvBlocks - this.usedBlocks) {
-        victim = running[running.length - 1]!;
-        this.preempt(victim);
-        running.length--;
-        if (victim === r) break;
-      }
-      if (victim === r) break;
-      this.usedBlocks += needBlocks - r.blocks;
-      r.blocks = needBlocks;
+      if (!this.growOrPreempt(r, Math.ceil((r.kvTokens + 1) / bt))) break;
       this.schedule(r, 0, now);
       budget--;
     }
+  }
+
+  /**
+   * Grows a running request's KV to `needBlocks`, preempting the newest running requests while blocks are short;
+   * false when the request itself had to be preempted.
+   */
+  private growOrPreempt(r: SimRequest, needBlocks: number): boolean {
+    const running = this.running;
+    while (needBlocks - r.blocks > this.cfg.kvBlocks - this.usedBlocks) {
+      const victim = running[running.length - 1]!;
+      this.preempt(victim);
+      running.length--;
+      if (victim === r) return false;
+    }
+    this.usedBlocks += needBlocks - r.blocks;
+    r.blocks = needBlocks;
+    return true;
   }
 
   /** Recompute preemption: KV freed, progress reset to "prefill everything known so far", back to the queue head. */
