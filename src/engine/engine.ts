@@ -70,6 +70,8 @@ export class Engine {
   private shape: BatchShape = { prefillTokens: 0, prefillSeqs: 0, prefillAttendTokens: 0, decodeSeqs: 0, decodeContextTokens: 0 };
   /** Decodes left out of the last Splitwise rebuild, in the order they were left out. */
   readonly paused: SimRequest[] = [];
+  /** Something arrived or was aborted since the last rebuild (SplitwiseSim's rebuild trigger, with completions). */
+  private rebuildDue = false;
   /** Requests `abort` asked to remove at the next boundary. */
   private readonly aborting = new Set<SimRequest>();
 
@@ -99,6 +101,7 @@ export class Engine {
     r.status = 'waiting';
     r.instance = this.id;
     this.waiting.push(r);
+    this.rebuildDue = true;
     if (!this.busy) {
       this.busy = true;
       this.gen++;
@@ -116,6 +119,7 @@ export class Engine {
   abort(r: SimRequest, now: number): number {
     if (r.instance !== this.id || (r.status !== 'waiting' && r.status !== 'running') || !this.busy) return NaN;
     this.aborting.add(r);
+    this.rebuildDue = true;
     return this.cutRun(now);
   }
 
@@ -175,7 +179,8 @@ export class Engine {
     if (this.aborting.size > 0) this.removeAborted();
     this.compactRunning();
 
-    this.buildBatch(now);
+    if (!this.keepsBatch()) this.buildBatch(now);
+    this.rebuildDue = false;
     const n = this.batch.length;
     if (n === 0) {
       this.busy = false;
@@ -200,6 +205,16 @@ export class Engine {
     const len = this.cfg.mode === 'step' || this.preemptedThisBuild ? 1 : this.stableRunLength();
     run.jEnd = run.jDone + len;
     return run.t0 + runTime(run, run.jEnd);
+  }
+
+  /**
+   * SplitwiseSim rebuilds its batch only when a task completes or a request arrives: a decode-only batch otherwise
+   * runs on unchanged, even while decodes are paused. The other builders rebuild at every boundary.
+   */
+  private keepsBatch(): boolean {
+    if (this.cfg.scheduler !== 'splitwise' || this.rebuildDue || this.batch.length === 0) return false;
+    for (let i = 0; i < this.batch.length; i++) if (this.chunks[i] !== 0 || this.batch[i]!.status !== 'running') return false;
+    return true;
   }
 
   // ---- state read by views -------------------------------------------------------------------------
@@ -322,8 +337,8 @@ export class Engine {
     if (this.waiting.timeDependent && this.waiting.size > 0 && this.running.length < this.cfg.maxNumSeqs) return 1;
     let mRem = Infinity;
     for (const r of members) mRem = Math.min(mRem, r.outputTokens - r.generated);
-    // Splitwise: leftover (paused) decodes go first at the next rebuild, so the batch changes.
-    if (this.cfg.scheduler === 'splitwise') return this.paused.length > 0 ? 1 : mRem;
+    // Splitwise: reservations never grow, and the batch holds until a completion or an arrival (keepsBatch).
+    if (this.cfg.scheduler === 'splitwise') return mRem;
     if (mRem <= 1) return mRem;
     const bt = this.cfg.blockTokens;
     let pool = this.cfg.kvBlocks - this.usedBlocks;

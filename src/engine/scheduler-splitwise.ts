@@ -15,9 +15,13 @@ export function buildSplitwiseBatch(e: Engine, now: number, prev: readonly SimRe
   const { maxNumSeqs, maxBatchedTokens, blockTokens, kvBlocks } = e.cfg;
   const capacity = kvBlocks * blockTokens;
   let tokens = 0;
-  const fits = (cost: number) => e.batch.length < maxNumSeqs && (e.batch.length === 0 || tokens + cost <= maxBatchedTokens);
+  let seqs = 0;
+  const fits = (cost: number) => seqs < maxNumSeqs && (seqs === 0 || tokens + cost <= maxBatchedTokens);
+  /** A decode has started once it reserved its output slots (the prompt alone reserves prompt + 1). */
+  const started = (r: SimRequest) => r.reservedTokens !== r.inputTokens + 1;
 
   // 1. Waiting prompts, oldest first.
+  const prompts: SimRequest[] = [];
   const w = e.waiting;
   while (w.size > 0) {
     const r = w.peek()!;
@@ -28,38 +32,51 @@ export function buildSplitwiseBatch(e: Engine, now: number, prev: readonly SimRe
     e.running.push(r);
     r.reservedTokens = r.inputTokens + 1;
     e.reservedTokens += r.reservedTokens;
-    e.schedule(r, cost, now);
+    prompts.push(r);
     tokens += cost;
+    seqs++;
   }
 
-  // Ready decodes by class; `e.paused` is rebuilt from the leftovers.
-  const paused = e.paused.filter((r) => r.status === 'running');
+  // Ready decodes by class: paused (started, left out before), the previous batch's, then those that never ran
+  // (prefill just finished, or finished earlier but never fitted) by arrival.
+  const paused: SimRequest[] = [];
+  const fresh: SimRequest[] = [];
+  for (const r of e.paused) if (r.status === 'running') (started(r) ? paused : fresh).push(r);
   e.paused.length = 0;
   const fromBatch: SimRequest[] = [];
-  const justPrefilled: SimRequest[] = [];
   for (let i = 0; i < prev.length; i++) {
     const r = prev[i]!;
-    if (r.status !== 'running') continue;
-    (prevCh[i]! > 0 ? justPrefilled : fromBatch).push(r);
+    if (r.status === 'running') (prevCh[i]! > 0 ? fresh : fromBatch).push(r);
   }
-  justPrefilled.sort((a, b) => a.arrivalS - b.arrivalS || a.id - b.id);
+  fresh.sort((a, b) => a.arrivalS - b.arrivalS || a.id - b.id);
 
-  for (const cls of [paused, fromBatch, justPrefilled]) {
+  const kept: SimRequest[] = [];
+  const resumed: SimRequest[] = [];
+  const leftNotStarted: SimRequest[] = [];
+  for (const [cls, into] of [[paused, resumed], [fromBatch, kept], [fresh, resumed]] as const) {
     let open = true;
     for (const r of cls) {
-      const extra = r.reservedTokens === r.inputTokens + 1 ? r.outputTokens - 1 : 0;
+      const extra = started(r) ? 0 : r.outputTokens - 1;
       if (open && fits(1) && e.reservedTokens + extra <= capacity) {
         r.reservedTokens += extra;
         e.reservedTokens += extra;
-        e.schedule(r, 0, now);
+        into.push(r);
         tokens += 1;
+        seqs++;
       } else {
         open = false;
         r.pauses++;
-        e.paused.push(r);
+        (started(r) ? e.paused : leftNotStarted).push(r);
       }
     }
   }
+  e.paused.push(...leftNotStarted);
+  // SplitwiseSim keeps its batch list: the survivors in their old order, then the new tasks in selection order.
+  // That order is the "previous batch" class of the next rebuild.
+  for (const r of kept) e.schedule(r, 0, now);
+  for (const r of prompts) e.schedule(r, r.prefillTarget, now);
+  for (const r of resumed) e.schedule(r, 0, now);
+
   // Under overload the two-stage reservation can deadlock: admitted prompts hold all KV, so no decode can
   // reserve its output − 1 slots, nothing is scheduled and no event would ever restart the instance.
   // Rather than stall (SplitwiseSim would), the oldest ready decode runs over its reservation. This only
@@ -67,7 +84,7 @@ export function buildSplitwiseBatch(e: Engine, now: number, prev: readonly SimRe
   if (e.batch.length === 0 && e.paused.length > 0) {
     const r = e.paused.shift()!;
     r.pauses--;
-    const extra = r.reservedTokens === r.inputTokens + 1 ? r.outputTokens - 1 : 0;
+    const extra = started(r) ? 0 : r.outputTokens - 1;
     r.reservedTokens += extra;
     e.reservedTokens += extra;
     e.schedule(r, 0, now);

@@ -18,7 +18,7 @@ const decode = (k: number) => perf.decodeStepCoeffs(k).baseS;
 const splitwise = (reqs: { t: number; in: number; out: number }[]) =>
   scenarioFor(writeTrace(reqs), {
     fleet: { pools: [{ name: 'p', model: 'llama2-70b', hardware: 'h100-80gb', tp: 8, count: 1, contextLength: 1000000 }] },
-    engine: { scheduler: 'splitwise', maxNumSeqs: 512, maxBatchedTokens: 2048, chunkedPrefill: false, blockTokens: 1, kvCapacityTokens: 210650 },
+    engine: { scheduler: 'splitwise', maxNumSeqs: 512, maxBatchedTokens: 2048, chunkedPrefill: false, blockTokens: 1, kvCapacityTokens: 210645 },
     routing: { policy: 'pending-tokens' },
   });
 
