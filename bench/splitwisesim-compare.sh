@@ -10,7 +10,8 @@
 #   NOT needed: a minimal stand-in (hydra.main / hydra.utils.instantiate / get_original_cwd) and a runner that
 #   composes the baseline config are written to a temporary directory below.
 # TRACE_CSV: a SplitwiseSim trace; generated (80 req/s Poisson, 600 s, Azure conv lengths, seed 1) if absent.
-# OUT_DIR: default /tmp/splitwisesim-compare. PYTHON overrides the interpreter (default /usr/bin/python3).
+# OUT_DIR: default /tmp/splitwisesim-compare. PYTHON overrides the interpreter (default /usr/bin/python3);
+# SERVERS the number of DGX-H100 servers in both simulators (default 40).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 1 ]; then sed -n '2,13p' "$0"; exit 2; fi
@@ -106,7 +107,7 @@ cfg = OmegaConf.create({
                     "prompt_power": {"a100-80gb": 400, "h100-80gb": 700},
                     "token_power": {"a100-80gb": 250, "h100-80gb": 380}},
     "cluster": {"power_budget": 232000,
-                "servers": [{"sku": "dgx-a100", "count": 0}, {"sku": "dgx-h100", "count": 40}],
+                "servers": [{"sku": "dgx-a100", "count": 0}, {"sku": "dgx-h100", "count": int(os.environ.get("SERVERS", "40"))}],
                 "interconnects": [{"link": "infiniband", "topology": "p2p"}]},
     "router": {"_target_": "router.NoOpRouter", "overheads": {"routing_delay": 0}},
     "arbiter": {"_target_": "arbiter.NoOpArbiter", "overheads": {}},
@@ -133,7 +134,7 @@ read -r SW_WALL SW_RSS < "$OUT/splitwisesim.time"
 echo "== llmfleet on $TRACE"
 rm -rf "$OUT/llmfleet"
 /usr/bin/time -f '%e %M' -o "$OUT/llmfleet.time" node bin/llmfleet.js simulate --scenario scenarios/splitwise-baseline.yaml \
-  --trace "$TRACE" --trace-format splitwise --out "$OUT/llmfleet" > "$OUT/llmfleet.log"
+  --set "fleet.pools.0.count=${SERVERS:-40}" --trace "$TRACE" --trace-format splitwise --out "$OUT/llmfleet" > "$OUT/llmfleet.log"
 read -r LF_WALL LF_RSS < "$OUT/llmfleet.time"
 LF_SIM=$(node -e "console.log(JSON.parse(require('fs').readFileSync(process.argv[1],'utf8')).sim.wallSeconds)" "$OUT/llmfleet/summary.json")
 echo

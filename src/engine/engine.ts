@@ -2,7 +2,7 @@ import type { BatchShape, DecodeCoeffs, PerfModel } from '../perf/types.ts';
 import type { WaitingQueue } from '../policy/scheduling/types.ts';
 import { invariant } from '../util/errors.ts';
 import type { SimRequest } from './request.ts';
-import { buildSplitwiseBatch } from './scheduler-splitwise.ts';
+import { buildSplitwiseBatch, splitwiseArrival, type PendingTask } from './scheduler-splitwise.ts';
 
 export interface EngineConfig {
   /**
@@ -68,8 +68,10 @@ export class Engine {
   private runMembers: SimRequest[] = [];
   private preemptedThisBuild = false;
   private shape: BatchShape = { prefillTokens: 0, prefillSeqs: 0, prefillAttendTokens: 0, decodeSeqs: 0, decodeContextTokens: 0 };
-  /** Decodes left out of the last Splitwise rebuild, in the order they were left out. */
+  /** Splitwise builder state: decodes left out (in that order), SplitwiseSim's pending queue, unfinished requests by arrival. */
   readonly paused: SimRequest[] = [];
+  readonly pending: PendingTask[] = [];
+  readonly unfinished: SimRequest[] = [];
   /** Something arrived or was aborted since the last rebuild (SplitwiseSim's rebuild trigger, with completions). */
   private rebuildDue = false;
   /** Requests `abort` asked to remove at the next boundary. */
@@ -101,6 +103,7 @@ export class Engine {
     r.status = 'waiting';
     r.instance = this.id;
     this.waiting.push(r);
+    if (this.cfg.scheduler === 'splitwise') splitwiseArrival(this, r);
     this.rebuildDue = true;
     if (!this.busy) {
       this.busy = true;

@@ -34,8 +34,9 @@ export class SimRequest {
   firstTokenS = -1;
   finishS = -1;
   preemptions = 0;
-  /** Times this request sat out a batch rebuild while ready to run (Splitwise's pause counter). */
-  pauses = 0;
+  /** Splitwise builder: rebuilds this request's prompt task, then its decode task, sat out (SplitwiseSim's per-task num_preemptions). */
+  promptSkips = 0;
+  decodeSkips = 0;
   dropReason = '';
   /** Priority 0 in the instance queue (SageServe: NIW older than 10 h); set by the queue, see scheduling/promotion.ts. */
   promoted = false;
