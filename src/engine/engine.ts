@@ -2,7 +2,7 @@ import type { BatchShape, DecodeCoeffs, PerfModel } from '../perf/types.ts';
 import type { WaitingQueue } from '../policy/scheduling/types.ts';
 import { invariant } from '../util/errors.ts';
 import type { SimRequest } from './request.ts';
-import { buildSplitwiseBatch, splitwiseArrival, type PendingTask } from './scheduler-splitwise.ts';
+import { SplitwiseBuilder } from './scheduler-splitwise.ts';
 
 export interface EngineConfig {
   /**
@@ -68,10 +68,7 @@ export class Engine {
   private runMembers: SimRequest[] = [];
   private preemptedThisBuild = false;
   private shape: BatchShape = { prefillTokens: 0, prefillSeqs: 0, prefillAttendTokens: 0, decodeSeqs: 0, decodeContextTokens: 0 };
-  /** Splitwise builder state: decodes left out (in that order), SplitwiseSim's pending queue, unfinished requests by arrival. */
-  readonly paused: SimRequest[] = [];
-  readonly pending: PendingTask[] = [];
-  readonly unfinished: SimRequest[] = [];
+  private readonly splitwise: SplitwiseBuilder | null;
   /** Something arrived or was aborted since the last rebuild (SplitwiseSim's rebuild trigger, with completions). */
   private rebuildDue = false;
   /** Requests `abort` asked to remove at the next boundary. */
@@ -83,7 +80,9 @@ export class Engine {
     readonly perf: PerfModel,
     readonly waiting: WaitingQueue,
     private readonly listener: EngineListener,
-  ) {}
+  ) {
+    this.splitwise = cfg.scheduler === 'splitwise' ? new SplitwiseBuilder(this) : null;
+  }
 
   get isBusy(): boolean {
     return this.busy;
@@ -103,7 +102,7 @@ export class Engine {
     r.status = 'waiting';
     r.instance = this.id;
     this.waiting.push(r);
-    if (this.cfg.scheduler === 'splitwise') splitwiseArrival(this, r);
+    this.splitwise?.arrival(r);
     this.rebuildDue = true;
     if (!this.busy) {
       this.busy = true;
@@ -394,7 +393,7 @@ export class Engine {
     this.batch.length = 0;
     this.chunks.length = 0;
     this.preemptedThisBuild = false;
-    if (this.cfg.scheduler === 'splitwise') buildSplitwiseBatch(this, now, this.prevBatch, this.prevChunks);
+    if (this.splitwise) this.splitwise.build(now, this.prevBatch, this.prevChunks);
     else if (this.cfg.scheduler === 'vllm-v0') this.buildVllmV0(now);
     else this.buildVllm(now);
   }

@@ -37,6 +37,8 @@ export class SimRequest {
   /** Splitwise builder: rebuilds this request's prompt task, then its decode task, sat out (SplitwiseSim's per-task num_preemptions). */
   promptSkips = 0;
   decodeSkips = 0;
+  /** Scratch mark of a batch builder (the rebuild that chose it). */
+  buildMark = 0;
   dropReason = '';
   /** Priority 0 in the instance queue (SageServe: NIW older than 10 h); set by the queue, see scheduling/promotion.ts. */
   promoted = false;

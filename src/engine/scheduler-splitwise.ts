@@ -24,6 +24,8 @@ export interface PendingTask {
 }
 
 const skips = (t: PendingTask) => (t.decode ? t.r.decodeSkips : t.r.promptSkips);
+/** A decode has started once it reserved its output slots (the prompt alone reserves prompt + 1). */
+const started = (r: SimRequest) => r.reservedTokens !== r.inputTokens + 1;
 
 /**
  * Python's `bisect.insort_right` on the key (skips, arrival), keys read now. SplitwiseSim's keys go stale as the
@@ -49,134 +51,181 @@ function removePending(q: PendingTask[], r: SimRequest, decode: boolean): void {
   if (i >= 0) q.splice(i, 1);
 }
 
-/** A request reached the instance: both its tasks join the pending queue, and the arrival-ordered list. */
-export function splitwiseArrival(e: Engine, r: SimRequest): void {
-  insortPending(e.pending, { r, decode: false });
-  insortPending(e.pending, { r, decode: true });
-  const u = e.unfinished;
-  let i = u.length;
-  while (i > 0 && (u[i - 1]!.arrivalS > r.arrivalS || (u[i - 1]!.arrivalS === r.arrivalS && u[i - 1]!.id > r.id))) i--;
-  u.splice(i, 0, r);
-}
+/** One instance's SplitwiseSim batch builder and the state it keeps between rebuilds. Methods, not closures: hot path. */
+export class SplitwiseBuilder {
+  /** Started decodes left out of the batch, in the order they were left out. */
+  private readonly paused: SimRequest[] = [];
+  private readonly pending: PendingTask[] = [];
+  /** Unfinished requests of the instance by arrival. */
+  private readonly unfinished: SimRequest[] = [];
+  // Per-rebuild scratch, reused.
+  private readonly waiting: SimRequest[] = [];
+  private readonly added: SimRequest[] = [];
+  private readonly addedChunks: number[] = [];
+  private readonly survivors: SimRequest[] = [];
+  private readonly prevDecodes: SimRequest[] = [];
+  private readonly still: SimRequest[] = [];
+  /** A request is in the batch being built when its `buildMark` equals this. */
+  private mark = 0;
+  private tokens = 0;
+  private seqs = 0;
 
-export function buildSplitwiseBatch(e: Engine, now: number, prev: readonly SimRequest[], prevCh: readonly number[]): void {
-  const { maxNumSeqs, maxBatchedTokens, blockTokens, kvBlocks } = e.cfg;
-  const capacity = kvBlocks * blockTokens;
-  let tokens = 0;
-  let seqs = 0;
-  const full = () => seqs >= maxNumSeqs;
-  const tooLong = (cost: number) => seqs > 0 && tokens + cost > maxBatchedTokens;
-  /** A decode has started once it reserved its output slots (the prompt alone reserves prompt + 1). */
-  const started = (r: SimRequest) => r.reservedTokens !== r.inputTokens + 1;
-  const chosen = new Set<SimRequest>();
-  const added: { r: SimRequest; chunk: number }[] = [];
-  const waiting: SimRequest[] = [];
-  for (let r = e.waiting.shift(); r !== undefined; r = e.waiting.shift()) waiting.push(r);
+  constructor(private readonly e: Engine) {}
 
-  const admitPrompt = (r: SimRequest) => {
+  /** A request reached the instance: both its tasks join the pending queue, and the arrival-ordered list. */
+  arrival(r: SimRequest): void {
+    insortPending(this.pending, { r, decode: false });
+    insortPending(this.pending, { r, decode: true });
+    const u = this.unfinished;
+    let i = u.length;
+    while (i > 0 && (u[i - 1]!.arrivalS > r.arrivalS || (u[i - 1]!.arrivalS === r.arrivalS && u[i - 1]!.id > r.id))) i--;
+    u.splice(i, 0, r);
+  }
+
+  build(now: number, prev: readonly SimRequest[], prevCh: readonly number[]): void {
+    const e = this.e;
+    this.mark++;
+    this.tokens = 0;
+    this.seqs = 0;
+    const { waiting, added, addedChunks, survivors, prevDecodes, still, pending } = this;
+    waiting.length = added.length = addedChunks.length = survivors.length = prevDecodes.length = still.length = 0;
+    for (let r = e.waiting.shift(); r !== undefined; r = e.waiting.shift()) waiting.push(r);
+
+    // 0. Starvation guard: admits what fits and skips (does not stop at) what does not.
+    for (const t of pending) {
+      if (skips(t) < 4) break;
+      if (this.full() || this.tooLong(t.decode ? 1 : t.r.prefillTarget)) break;
+      if (this.chosen(t.r) || t.r.status === 'aborted') continue;
+      if (t.decode) {
+        if (t.r.status !== 'running') continue; // its prompt has not run yet
+        if (started(t.r) || this.kvFits(t.r.outputTokens - 1)) this.admitDecode(t.r, true);
+      } else if (this.kvFits(t.r.inputTokens + 1)) this.admitPrompt(t.r);
+    }
+    // 1. Waiting prompts, FIFO.
+    for (const r of waiting) {
+      if (this.full() || this.tooLong(r.prefillTarget)) break;
+      if (this.chosen(r)) continue;
+      if (!this.kvFits(r.inputTokens + 1)) break;
+      this.admitPrompt(r);
+    }
+    // 2. Paused decodes (their output is reserved), in pause order.
+    const paused = this.paused;
+    let p = 0;
+    for (const r of paused) if (r.status === 'running') paused[p++] = r;
+    paused.length = p;
+    for (const r of paused) {
+      if (this.full() || this.tooLong(1)) break;
+      if (this.chosen(r)) continue;
+      this.admitDecode(r, true);
+    }
+    // 3. The previous batch's decodes, in batch order: they survive in place.
+    for (let i = 0; i < prev.length; i++) if (prev[i]!.status === 'running' && prevCh[i] === 0) prevDecodes.push(prev[i]!);
+    for (const r of prevDecodes) {
+      if (this.full() || this.tooLong(1)) break;
+      if (this.chosen(r)) continue;
+      this.admitDecode(r, false);
+      survivors.push(r);
+    }
+    // 4. Every unfinished request by arrival, with its current task.
+    const u = this.unfinished;
+    let w = 0;
+    for (const r of u) if (r.status === 'waiting' || r.status === 'running') u[w++] = r;
+    u.length = w;
+    for (const r of u) {
+      if (this.full()) break;
+      if (this.chosen(r)) continue;
+      const isPrompt = r.status === 'waiting';
+      if (this.tooLong(isPrompt ? r.prefillTarget : 1)) break;
+      if (!isPrompt && started(r)) {
+        this.admitDecode(r, true);
+        continue;
+      }
+      if (!this.kvFits(isPrompt ? r.inputTokens + 1 : r.outputTokens - 1)) break;
+      if (isPrompt) this.admitPrompt(r);
+      else this.admitDecode(r, true);
+    }
+
+    // Bookkeeping in SplitwiseSim's order: left-out decodes re-enter the pending queue, admitted tasks leave it,
+    // then every request left out counts one more skip on its current task.
+    for (const r of paused) if (!this.chosen(r)) still.push(r);
+    for (const r of prevDecodes) {
+      if (this.chosen(r)) continue;
+      insortPending(pending, { r, decode: true });
+      still.push(r);
+    }
+    for (let i = 0; i < added.length; i++) removePending(pending, added[i]!, addedChunks[i] === 0);
+    paused.length = 0;
+    for (const r of still) paused.push(r);
+    for (const r of u) {
+      if (this.chosen(r)) continue;
+      if (r.status === 'waiting') r.promptSkips++;
+      else r.decodeSkips++;
+    }
+    for (const r of waiting) if (r.status === 'waiting') e.waiting.push(r);
+    // SplitwiseSim keeps its batch list: the survivors in their old order, then the new tasks in selection order.
+    for (const r of survivors) e.schedule(r, 0, now);
+    for (let i = 0; i < added.length; i++) e.schedule(added[i]!, addedChunks[i]!, now);
+
+    // Under overload the two-stage reservation can deadlock: admitted prompts hold all KV, so no decode can
+    // reserve its output − 1 slots, nothing is scheduled and no event would ever restart the instance.
+    // Rather than stall (SplitwiseSim would), the oldest ready decode runs over its reservation. This only
+    // acts when the rebuild is otherwise empty, so it changes nothing at moderate load.
+    if (e.batch.length === 0) {
+      const r = paused[0] ?? u.find((x) => x.status === 'running');
+      if (r !== undefined) {
+        if (paused[0] === r) paused.shift();
+        this.reserveDecode(r);
+        removePending(pending, r, true);
+        e.schedule(r, 0, now);
+      }
+    }
+  }
+
+  private chosen(r: SimRequest): boolean {
+    return r.buildMark === this.mark;
+  }
+
+  private full(): boolean {
+    return this.seqs >= this.e.cfg.maxNumSeqs;
+  }
+
+  /** The first item always fits. */
+  private tooLong(cost: number): boolean {
+    return this.seqs > 0 && this.tokens + cost > this.e.cfg.maxBatchedTokens;
+  }
+
+  private kvFits(need: number): boolean {
+    return this.e.reservedTokens + need <= this.e.cfg.kvBlocks * this.e.cfg.blockTokens;
+  }
+
+  private admitPrompt(r: SimRequest): void {
+    const e = this.e;
     r.status = 'running';
     e.running.push(r);
     r.reservedTokens = r.inputTokens + 1;
     e.reservedTokens += r.reservedTokens;
-    chosen.add(r);
-    added.push({ r, chunk: r.prefillTarget });
-    tokens += r.prefillTarget;
-    seqs++;
-  };
-  const admitDecode = (r: SimRequest, isNew: boolean) => {
+    r.buildMark = this.mark;
+    this.added.push(r);
+    this.addedChunks.push(r.prefillTarget);
+    this.tokens += r.prefillTarget;
+    this.seqs++;
+  }
+
+  private admitDecode(r: SimRequest, isNew: boolean): void {
+    this.reserveDecode(r);
+    r.buildMark = this.mark;
+    if (isNew) {
+      this.added.push(r);
+      this.addedChunks.push(0);
+    }
+    this.tokens += 1;
+    this.seqs++;
+  }
+
+  /** A decode starting reserves its output − 1 slots (once). */
+  private reserveDecode(r: SimRequest): void {
     const extra = started(r) ? 0 : r.outputTokens - 1;
     r.reservedTokens += extra;
-    e.reservedTokens += extra;
-    chosen.add(r);
-    if (isNew) added.push({ r, chunk: 0 });
-    tokens += 1;
-    seqs++;
-  };
-  const kvFits = (need: number) => e.reservedTokens + need <= capacity;
-
-  // 0. Starvation guard: admits what fits and skips (does not stop at) what does not.
-  for (const t of e.pending) {
-    if (skips(t) < 4) break;
-    if (full() || tooLong(t.decode ? 1 : t.r.prefillTarget)) break;
-    if (chosen.has(t.r) || t.r.status === 'aborted') continue;
-    if (t.decode) {
-      if (t.r.status !== 'running') continue; // its prompt has not run yet
-      if (started(t.r) || kvFits(t.r.outputTokens - 1)) admitDecode(t.r, true);
-    } else if (kvFits(t.r.inputTokens + 1)) admitPrompt(t.r);
-  }
-  // 1. Waiting prompts, FIFO.
-  for (const r of waiting) {
-    if (full() || tooLong(r.prefillTarget)) break;
-    if (chosen.has(r)) continue;
-    if (!kvFits(r.inputTokens + 1)) break;
-    admitPrompt(r);
-  }
-  // 2. Paused decodes (their output is reserved), in pause order.
-  const paused = e.paused.filter((r) => r.status === 'running' && started(r));
-  for (const r of paused) {
-    if (full() || tooLong(1)) break;
-    if (chosen.has(r)) continue;
-    admitDecode(r, true);
-  }
-  // 3. The previous batch's decodes, in batch order: they survive in place.
-  const prevDecodes: SimRequest[] = [];
-  for (let i = 0; i < prev.length; i++) if (prev[i]!.status === 'running' && prevCh[i] === 0) prevDecodes.push(prev[i]!);
-  const survivors: SimRequest[] = [];
-  for (const r of prevDecodes) {
-    if (full() || tooLong(1)) break;
-    if (chosen.has(r)) continue;
-    admitDecode(r, false);
-    survivors.push(r);
-  }
-  // 4. Every unfinished request by arrival, with its current task.
-  const u = e.unfinished;
-  let w = 0;
-  for (let i = 0; i < u.length; i++) if (u[i]!.status === 'waiting' || u[i]!.status === 'running') u[w++] = u[i]!;
-  u.length = w;
-  for (const r of u) {
-    if (full()) break;
-    if (chosen.has(r)) continue;
-    const isPrompt = r.status === 'waiting';
-    if (tooLong(isPrompt ? r.prefillTarget : 1)) break;
-    if (!isPrompt && started(r)) {
-      admitDecode(r, true);
-      continue;
-    }
-    if (!kvFits(isPrompt ? r.inputTokens + 1 : r.outputTokens - 1)) break;
-    if (isPrompt) admitPrompt(r);
-    else admitDecode(r, true);
-  }
-
-  // Bookkeeping in SplitwiseSim's order: left-out decodes re-enter the pending queue, admitted tasks leave it,
-  // then every request left out counts one more skip on its current task.
-  const leftOut = prevDecodes.filter((r) => !chosen.has(r));
-  for (const r of leftOut) insortPending(e.pending, { r, decode: true });
-  for (const { r, chunk } of added) removePending(e.pending, r, chunk === 0);
-  e.paused.length = 0;
-  for (const r of paused) if (!chosen.has(r)) e.paused.push(r);
-  e.paused.push(...leftOut);
-  for (const r of u) {
-    if (chosen.has(r)) continue;
-    if (r.status === 'waiting') r.promptSkips++;
-    else r.decodeSkips++;
-  }
-  for (const r of waiting) if (r.status === 'waiting') e.waiting.push(r);
-  for (const r of survivors) e.schedule(r, 0, now);
-  for (const { r, chunk } of added) e.schedule(r, chunk, now);
-
-  // Under overload the two-stage reservation can deadlock: admitted prompts hold all KV, so no decode can
-  // reserve its output − 1 slots, nothing is scheduled and no event would ever restart the instance.
-  // Rather than stall (SplitwiseSim would), the oldest ready decode runs over its reservation. This only
-  // acts when the rebuild is otherwise empty, so it changes nothing at moderate load.
-  if (e.batch.length === 0) {
-    const r = e.paused[0] ?? u.find((x) => x.status === 'running');
-    if (r !== undefined) {
-      if (e.paused[0] === r) e.paused.shift();
-      const extra = started(r) ? 0 : r.outputTokens - 1;
-      r.reservedTokens += extra;
-      e.reservedTokens += extra;
-      removePending(e.pending, r, true);
-      e.schedule(r, 0, now);
-    }
+    this.e.reservedTokens += extra;
   }
 }
