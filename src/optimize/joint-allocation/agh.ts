@@ -2,6 +2,8 @@ import { Rng } from '../../util/rng.ts';
 import { delayOf, type Coefficients } from './coefficients.ts';
 import { evaluate } from './evaluate.ts';
 import { allocateType, configFor, DEFAULT_GH_FLAGS, ghTables, greedy, type GhFlags, type GhTables } from './gh.ts';
+import { DEFAULT_LP_WORK, deploymentSearch } from './deploy-search.ts';
+import { polishRouting, type LpCounter } from './reroute.ts';
 import { EPS, State } from './state.ts';
 
 /**
@@ -26,6 +28,12 @@ export interface AghOptions {
   exact?: boolean;
   /** How many of the best per-ordering results the extensions start from (default: all of them). */
   extendTop?: number;
+  /** [ours] Deployment search with LP routing after the extensions (default true; ignored when exact). */
+  deploySearch?: boolean;
+  /** Distinct extended plans the deployment search starts from (default 3). */
+  deployStarts?: number;
+  /** Simplex work budget for all LPs of the call (default DEFAULT_LP_WORK); 0 disables LP routing. */
+  maxLpWork?: number;
 }
 
 /** R(N): 3 if N > 5000; 5 if N > 2000; 10 if N > 500; else 20 (paper). */
@@ -241,6 +249,8 @@ export interface AghResult {
   bestOrdering: number;
 }
 
+export { DEFAULT_LP_WORK, deploymentSearch } from './deploy-search.ts';
+
 export function agh(c: Coefficients, opts: AghOptions = {}): AghResult {
   const flags = opts.flags ?? DEFAULT_GH_FLAGS;
   const tb = ghTables(c);
@@ -257,6 +267,10 @@ export function agh(c: Coefficients, opts: AghOptions = {}): AghResult {
     .filter((r) => { const key = r.obj.toPrecision(12); if (seen.has(key)) return false; seen.add(key); return true; })
     .slice(0, opts.extendTop ?? Infinity);
   let best = run.result;
+  const extended: State[] = [];
+  // One simplex work budget for every LP of this call (polish + deployment search): keeps (20,20,20) < 1 s.
+  const maxWork = opts.maxLpWork ?? DEFAULT_LP_WORK;
+  const counter: LpCounter = { solves: 0, work: 0, limit: maxWork };
   for (const r of top) {
     let s = r.state.clone();
     for (let round = 0; round < L; round++) {
@@ -265,11 +279,26 @@ export function agh(c: Coefficients, opts: AghOptions = {}): AghResult {
       s = consolidate(s, tb, flags);
       s = refill(s, tb, flags, r.order);
       s = retier(s, tb, flags);
+      if (counter.work < maxWork) s = polishRouting(s, { drops: true }, counter);
       if (s.objective() >= before - 1e-9) break;
     }
+    extended.push(s);
     const feas = evaluate(c, s.toAllocation()).feasible;
     if ((feas && !best.feasible) || (feas === best.feasible && s.objective() < best.state.objective() - 1e-9)) {
       best = { state: s, feasible: feas, orderingsRun: run.result.orderingsRun, bestOrdering: r.index };
+    }
+  }
+  // [ours] Deployment search with LP routing from the best few distinct extended plans.
+  if (opts.deploySearch !== false) {
+    const seen2 = new Set<string>();
+    const starts = extended
+      .filter((s) => evaluate(c, s.toAllocation()).feasible)
+      .sort((a, b) => a.objective() - b.objective())
+      .filter((s) => { const key = s.objective().toPrecision(12); if (seen2.has(key)) return false; seen2.add(key); return true; })
+      .slice(0, opts.deployStarts ?? 3);
+    for (const st of starts) {
+      const s = deploymentSearch(st, { counter, maxWork });
+      if (s.objective() < best.state.objective() - 1e-9 && evaluate(c, s.toAllocation()).feasible) best = { ...best, state: s, feasible: true };
     }
   }
   return best;

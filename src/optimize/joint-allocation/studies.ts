@@ -90,6 +90,8 @@ export interface OptimalityRow {
   aghExactGap: number | null;
   ghGap: number | null;
   aghFeasible: boolean;
+  /** AGH wall-clock seconds on this instance. */
+  aghS: number;
 }
 
 export interface Distribution {
@@ -111,7 +113,7 @@ export function distribution(xs: number[]): Distribution {
   };
 }
 
-export async function optimalityStudy(opts: { sizes?: [number, number, number][]; seeds?: number; milpTimeLimitS?: number; progress?: Progress } = {}): Promise<{ rows: OptimalityRow[]; bySize: { size: [number, number, number]; agh: Distribution; aghExact: Distribution; gh: Distribution; optimal: number }[] }> {
+export async function optimalityStudy(opts: { sizes?: [number, number, number][]; seeds?: number; milpTimeLimitS?: number; progress?: Progress } = {}): Promise<{ rows: OptimalityRow[]; bySize: { size: [number, number, number]; agh: Distribution; aghExact: Distribution; gh: Distribution; optimal: number; aghMeanS: number; aghMaxS: number }[] }> {
   const sizes = opts.sizes ?? [[4, 4, 5], [6, 6, 10]];
   const seeds = opts.seeds ?? 20;
   const tl = opts.milpTimeLimitS ?? 30;
@@ -120,7 +122,9 @@ export async function optimalityStudy(opts: { sizes?: [number, number, number][]
   for (const size of sizes) {
     for (let seed = 1; seed <= seeds; seed++) {
       const c = buildCoefficients(generateProblem(size[0], size[1], size[2], seed));
+      const t0 = now();
       const a = agh(c, { seed });
+      const aghS = (now() - t0) / 1000;
       const aghObj = evaluate(c, a.state.toAllocation()).objective;
       const aghExactObj = evaluate(c, agh(c, { seed, exact: true }).state.toAllocation()).objective;
       const ghObj = evaluate(c, greedy(c).toAllocation()).objective;
@@ -128,14 +132,18 @@ export async function optimalityStudy(opts: { sizes?: [number, number, number][]
       const lb = m.bound;
       rows.push({
         size, seed, milpStatus: m.status, milpObj: m.allocation ? evaluate(c, m.allocation).objective : null, milpBound: lb, aghObj, aghExactObj, ghObj,
-        aghGap: lb !== null && lb > 0 ? (aghObj - lb) / lb : null, aghExactGap: lb !== null && lb > 0 ? (aghExactObj - lb) / lb : null, ghGap: lb !== null && lb > 0 ? (ghObj - lb) / lb : null, aghFeasible: a.feasible,
+        aghGap: lb !== null && lb > 0 ? (aghObj - lb) / lb : null, aghExactGap: lb !== null && lb > 0 ? (aghExactObj - lb) / lb : null, ghGap: lb !== null && lb > 0 ? (ghObj - lb) / lb : null, aghFeasible: a.feasible, aghS,
       });
       log(`optimality ${size.join(',')} seed ${seed}: MILP ${m.status} ${m.objective?.toFixed(2)}, AGH ${aghObj.toFixed(2)}`);
     }
   }
   const bySize = sizes.map((size) => {
     const rs = rows.filter((r) => r.size === size && r.milpStatus === 'optimal');
-    return { size, agh: distribution(rs.map((r) => r.aghGap!)), aghExact: distribution(rs.map((r) => r.aghExactGap!)), gh: distribution(rs.map((r) => r.ghGap!)), optimal: rs.length };
+    const all = rows.filter((r) => r.size === size);
+    return {
+      size, agh: distribution(rs.map((r) => r.aghGap!)), aghExact: distribution(rs.map((r) => r.aghExactGap!)), gh: distribution(rs.map((r) => r.ghGap!)), optimal: rs.length,
+      aghMeanS: all.reduce((a, r) => a + r.aghS, 0) / Math.max(1, all.length), aghMaxS: Math.max(0, ...all.map((r) => r.aghS)),
+    };
   });
   return { rows, bySize };
 }
@@ -151,8 +159,10 @@ export interface AblationRow {
   meanServedPct: number;
 }
 
-/** AGH with each mechanism off on the base size over seeds; cost ratio vs full AGH on the same seed. */
-export function ablationStudy(opts: { size?: [number, number, number]; seeds?: number } = {}): AblationRow[] {
+/** AGH with each mechanism off on the base size over seeds; cost ratio vs full AGH on the same seed.
+ * `exact: true` ablates Algorithm 2 as listed (no [A]/[ours] extensions), where the mechanisms are not masked
+ * by the LP routing and deployment search. */
+export function ablationStudy(opts: { size?: [number, number, number]; seeds?: number; exact?: boolean } = {}): AblationRow[] {
   const [I, J, K] = opts.size ?? [6, 6, 10];
   const n = opts.seeds ?? 20;
   const variants: [AblationRow['variant'], Partial<GhFlags>][] = [['AGH', {}], ['w/o M1', { m1: false }], ['w/o M2', { m2: false }], ['w/o M3', { m3: false }]];
@@ -161,7 +171,7 @@ export function ablationStudy(opts: { size?: [number, number, number]; seeds?: n
     const c = buildCoefficients(generateProblem(I, J, K, seed));
     let base = 0;
     variants.forEach(([, f], v) => {
-      const r = agh(c, { seed, flags: { ...DEFAULT_GH_FLAGS, ...f } });
+      const r = agh(c, { seed, flags: { ...DEFAULT_GH_FLAGS, ...f }, ...(opts.exact ? { exact: true } : {}) });
       const ev = evaluate(c, r.state.toAllocation());
       if (v === 0) base = ev.objective;
       const a = acc[v]!;
