@@ -19,8 +19,9 @@ import type { Progress } from './studies.ts';
 const quiet: Progress = () => {};
 
 
-export type Method = 'AGH' | 'GH' | 'DM' | 'LPR' | 'DVR' | 'HF';
-export const METHODS: Method[] = ['AGH', 'GH', 'DM', 'LPR', 'DVR', 'HF'];
+/** `AGH-A2` is Algorithm 2 exactly as the paper lists it (`agh(…, { exact: true })`), i.e. the paper's AGH. */
+export type Method = 'AGH' | 'AGH-A2' | 'GH' | 'DM' | 'LPR' | 'DVR' | 'HF';
+export const METHODS: Method[] = ['AGH', 'AGH-A2', 'GH', 'DM', 'LPR', 'DVR', 'HF'];
 
 export async function stage1Plans(c: Coefficients, opts: { seed?: number; milpTimeLimitS?: number; methods?: Method[] } = {}): Promise<Map<Method, Allocation>> {
   const out = new Map<Method, Allocation>();
@@ -28,6 +29,7 @@ export async function stage1Plans(c: Coefficients, opts: { seed?: number; milpTi
   for (const m of opts.methods ?? METHODS) {
     switch (m) {
       case 'AGH': out.set(m, agh(c, { seed: opts.seed ?? 0 }).state.toAllocation()); break;
+      case 'AGH-A2': out.set(m, agh(c, { seed: opts.seed ?? 0, exact: true }).state.toAllocation()); break;
       case 'GH': out.set(m, greedy(c).toAllocation()); break;
       case 'DM': { const r = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false }); if (r.allocation) out.set(m, r.allocation); break; }
       case 'LPR': out.set(m, await lpr(c)); break;
@@ -131,7 +133,7 @@ export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<Rob
   // GRW volatility (Table IV): λ_i^(t+1) = λ_i^(t) · exp(N(0, σ)), 288 windows, static plans.
   const W = opts.windows ?? 288;
   const grw: RobustnessResult['grw'] = [];
-  const grwMethods = methods.filter((m) => m === 'AGH' || m === 'GH' || m === 'DM');
+  const grwMethods = methods.filter((m) => m === 'AGH' || m === 'AGH-A2' || m === 'GH' || m === 'DM');
   for (const sigma of opts.sigmas ?? [0.01, 0.03, 0.05]) {
     const trials = opts.trials ?? 3;
     const acc = new Map<Method, { costs: number[]; viol: number; n: number }>();
