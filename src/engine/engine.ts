@@ -412,7 +412,7 @@ export class Engine {
    * requests are admitted in queue order only when no one was preempted in this rebuild.
    */
   private buildVllm(now: number): void {
-    const { maxNumSeqs, maxBatchedTokens, chunkedPrefill, blockTokens: bt, kvBlocks } = this.cfg;
+    const { maxNumSeqs, maxBatchedTokens, chunkedPrefill, blockTokens: bt } = this.cfg;
     let budget = maxBatchedTokens;
     const running = this.running;
     for (let i = 0; i < running.length && budget > 0; i++) {
@@ -440,14 +440,7 @@ export class Engine {
         if (this.batch.length > 0) break;
         chunk = left;
       }
-      const needBlocks = Math.ceil((r.kvTokens + chunk) / bt) - r.blocks;
-      if (needBlocks > kvBlocks - this.usedBlocks) break;
-      waiting.shift();
-      r.status = 'running';
-      running.push(r);
-      this.usedBlocks += needBlocks;
-      r.blocks += needBlocks;
-      this.schedule(r, chunk, now);
+      if (!this.admitWaitingHead(r, chunk, now)) break;
       budget -= chunk;
     }
   }
@@ -459,7 +452,7 @@ export class Engine {
    * newest (recompute) when a block cannot be had. vLLM's 1 % free-block admission watermark is not modelled.
    */
   private buildVllmV0(now: number): void {
-    const { maxNumSeqs, maxBatchedTokens, blockTokens: bt, kvBlocks } = this.cfg;
+    const { maxNumSeqs, maxBatchedTokens, blockTokens: bt } = this.cfg;
     const running = this.running;
     const waiting = this.waiting;
     let budget = maxBatchedTokens;
@@ -467,14 +460,7 @@ export class Engine {
       const r = waiting.peek()!;
       const prompt = r.prefillTarget - r.prefilled;
       if (this.batch.length > 0 && prompt > budget) break;
-      const needBlocks = Math.ceil((r.kvTokens + prompt) / bt) - r.blocks;
-      if (needBlocks > kvBlocks - this.usedBlocks) break;
-      waiting.shift();
-      r.status = 'running';
-      running.push(r);
-      this.usedBlocks += needBlocks;
-      r.blocks += needBlocks;
-      this.schedule(r, prompt, now);
+      if (!this.admitWaitingHead(r, prompt, now)) break;
       budget -= prompt;
     }
     if (this.batch.length > 0) return;
@@ -484,6 +470,19 @@ export class Engine {
       this.schedule(r, 0, now);
       budget--;
     }
+  }
+
+  /** Moves the waiting queue's head `r` into the running set with `tokens` to prefill, if its KV blocks are free. */
+  private admitWaitingHead(r: SimRequest, tokens: number, now: number): boolean {
+    const needBlocks = Math.ceil((r.kvTokens + tokens) / this.cfg.blockTokens) - r.blocks;
+    if (needBlocks > this.cfg.kvBlocks - this.usedBlocks) return false;
+    this.waiting.shift();
+    r.status = 'running';
+    this.running.push(r);
+    this.usedBlocks += needBlocks;
+    r.blocks += needBlocks;
+    this.schedule(r, tokens, now);
+    return true;
   }
 
   /**
