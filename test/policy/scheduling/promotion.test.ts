@@ -2,25 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { SimRequest } from '../../../src/engine/request.ts';
-import { queueOrders, type QueueOrderName } from '../../../src/policy/scheduling/registry.ts';
-import { parseQueueOrderOptions, type TierQueueOptions } from '../../../src/policy/scheduling/tier-queue.ts';
 import type { WaitingQueue } from '../../../src/policy/scheduling/types.ts';
+import type { QueueOrderName } from '../../../src/policy/scheduling/registry.ts';
+import { drain, make, req, SLA } from './queues.ts';
 import { outcomes, run, scenarioFor, writeTrace, type Req } from '../../helpers/sim.ts';
 
 const HOUR = 3600;
-const SLA: Record<string, number> = { 'iw-f': 1, 'iw-n': 60, niw: 86400 };
-const req = (id: number, arrivalS: number, tier: string) =>
-  new SimRequest({ id, arrivalS, inputTokens: 100, outputTokens: 10, tier, deadlineS: arrivalS + (SLA[tier] ?? Infinity) }, 'm');
-
-function make(name: QueueOrderName, now: { t: number }, options: Partial<TierQueueOptions> = {}): WaitingQueue {
-  return queueOrders[name]({ now: () => now.t, options: parseQueueOrderOptions(name, options) });
-}
-
-const drain = (q: WaitingQueue) => {
-  const out: number[] = [];
-  while (q.size > 0) out.push(q.shift()!.id);
-  return out;
-};
 
 for (const name of ['fcfs', 'edf', 'pf', 'dpa'] as const) {
   test(`${name}: a NIW request queued 10 h or more after its arrival goes before every IW request`, () => {

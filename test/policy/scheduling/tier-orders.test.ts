@@ -1,25 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SimRequest } from '../../../src/engine/request.ts';
-import { queueOrders, type QueueOrderName } from '../../../src/policy/scheduling/registry.ts';
-import { parseQueueOrderOptions, type TierQueueOptions } from '../../../src/policy/scheduling/tier-queue.ts';
 import type { WaitingQueue } from '../../../src/policy/scheduling/types.ts';
+import { queueOrders, type QueueOrderName } from '../../../src/policy/scheduling/registry.ts';
+import { parseQueueOrderOptions } from '../../../src/policy/scheduling/tier-queue.ts';
+import { drain, make, req } from './queues.ts';
 import { ConfigError } from '../../../src/util/errors.ts';
 import { Rng } from '../../../src/util/rng.ts';
 
-const SLA: Record<string, number> = { 'iw-f': 1, 'iw-n': 60, niw: 86400 };
-const req = (id: number, arrivalS: number, tier: string) =>
-  new SimRequest({ id, arrivalS, inputTokens: 100, outputTokens: 10, tier, deadlineS: arrivalS + (SLA[tier] ?? Infinity) }, 'm');
-
-function make(name: QueueOrderName, now: { t: number }, options: Partial<TierQueueOptions> = {}): WaitingQueue {
-  return queueOrders[name]({ now: () => now.t, options: parseQueueOrderOptions(name, options) });
-}
-
-const drain = (q: WaitingQueue) => {
-  const out: number[] = [];
-  while (q.size > 0) out.push(q.shift()!.id);
-  return out;
-};
 
 test('EDF serves the earliest TTFT deadline first: an IW-F arriving later beats an earlier IW-N', () => {
   const now = { t: 10 };
