@@ -3,6 +3,10 @@
 // Also: node --import tsx bench/sageserve.ts --lt-gap [--set PATH=VALUE …]: the peak-day LT-UA vs Reactive
 // breakdown per hour and region (docs/fidelity/sageserve.md, "Why LT uses more instance-hours"); two full-day
 // simulations (≈ 1–2 min each on the development machine) plus an ARIMA fit per hour and region.
+// Also: node --import tsx bench/sageserve.ts --week [--scale X] [--policy P] [--cache DIR] [--set PATH=VALUE …]: the one-week run
+// (scenarios/sageserve-week.yaml) in this process: wall and CPU seconds of simulate() alone, requests per 30 s of
+// each, the share spent in the hourly planner (ARIMA + ILP), ARIMA fits run and peaks read from the forecast
+// cache (`--cache DIR` = scaling.options.forecastCacheDir), events, iterations, peak RSS, load average.
 // Random instances (seeded): current counts 0–20, demand up to 40 instances' worth per (model, region), θ per
 // (model, GPU) 2k–10k tokens/s, α per GPU type $30–$100/h, σ = α × start-up (5–15 min), ε = 0.8. Times are the
 // median over reps of HiGHS (WebAssembly, one thread) and of the closed-form solver used in the simulator (g = 1).
@@ -14,9 +18,16 @@ import { selectedOptions } from '../src/scenario/schema.ts';
 import { loadScenario } from '../src/scenario/load.ts';
 import { simulate } from '../src/sim/simulator.ts';
 import { openWorkload } from '../src/workload/schema.ts';
+import { HourlyPlanner } from '../src/policy/sageserve/planner.ts';
+import { loadavg } from 'node:os';
+import { createHash } from 'node:crypto';
 
 const args = process.argv.slice(2);
 const reps = Number(args[args.indexOf('--reps') + 1] ?? 5) || 5;
+if (args.includes('--week')) {
+  week();
+  process.exit(0);
+}
 if (args.includes('--lt-gap')) {
   ltGap(args.filter((a, i) => args[i - 1] === '--set'));
   process.exit(0);
@@ -128,4 +139,60 @@ function ltGap(sets: string[]): void {
     console.log(`${region}: reactive ${sum(runs['sageserve-reactive']!.get(region) ?? []).toFixed(1)} instance-h, lt-ua ${sum(runs['lt-ua']!.get(region) ?? []).toFixed(1)}`);
   }
   console.log(`total instance-h: reactive ${totals.re.toFixed(1)}, lt-ua ${totals.lt.toFixed(1)}; hourly plans: true peak ${totals.oracle}, ARIMA ${totals.arima}, mean load ${totals.mean}`);
+}
+
+/** The week run's throughput; the planner is timed by wrapping `HourlyPlanner.prototype.plan`. */
+function week(): void {
+  const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+  const sets = args.filter((a, i) => args[i - 1] === '--set');
+  if (flag('--scale')) sets.push(`workload.o365.scale=${flag('--scale')}`);
+  if (flag('--policy')) sets.push(`scaling.policy=${flag('--policy')}`);
+  if (flag('--cache')) sets.push(`scaling.options.forecastCacheDir=${flag('--cache')}`);
+  const { scenario, baseDir } = loadScenario({ file: 'scenarios/sageserve-week.yaml', sets });
+  const plan = HourlyPlanner.prototype.plan;
+  let planWall = 0;
+  let planCpu = 0;
+  let plans = 0;
+  let planner: HourlyPlanner | null = null;
+  HourlyPlanner.prototype.plan = function (this: HourlyPlanner, ...a: Parameters<typeof plan>) {
+    planner = this;
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    try {
+      return plan.apply(this, a);
+    } finally {
+      planWall += (performance.now() - t0) / 1000;
+      const c = process.cpuUsage(c0);
+      planCpu += (c.user + c.system) / 1e6;
+      plans++;
+    }
+  };
+  const load0 = loadavg()[0]!;
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const res = simulate(scenario, baseDir, { mode: 'fast' });
+  const wall = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  const cpu = (c.user + c.system) / 1e6;
+  HourlyPlanner.prototype.plan = plan;
+  const requests = res.log.n;
+  // Fingerprint of the outcome (per-request times, instance, status; instance lifetimes): equal fingerprints
+  // across code versions or cache states mean the same run.
+  const h = createHash('sha256');
+  const L = res.log;
+  for (const a of [L.queue, L.ttft, L.e2e, L.instance, L.status]) h.update(new Uint8Array(a.buffer, 0, requests * a.BYTES_PER_ELEMENT));
+  h.update(JSON.stringify(res.fleet.instances.map((i) => [i.pool, i.createdS, i.readyS, i.stoppedS])));
+  const per30 = (s: number) => Math.round((requests / s) * 30).toLocaleString('en-US');
+  console.log(`scenario sageserve-week, ${sets.length ? sets.join(' ') : 'as written'}`);
+  const fits = (planner as HourlyPlanner | null)?.fits ?? 0;
+  const hits = (planner as HourlyPlanner | null)?.cacheHits ?? 0;
+  console.log('requests   events      iterations    wall s  CPU s  req/30 s wall  req/30 s CPU  planner calls  fits  cached  planner wall s  planner CPU s  peak RSS MB  load avg (start→end)');
+  console.log(
+    requests.toLocaleString('en-US').padEnd(10), res.events.toLocaleString('en-US').padEnd(11), res.iterations.toLocaleString('en-US').padEnd(13),
+    wall.toFixed(1).padStart(6), cpu.toFixed(1).padStart(6), per30(wall).padStart(14), per30(cpu).padStart(13), String(plans).padStart(14),
+    String(fits).padStart(5), String(hits).padStart(7),
+    planWall.toFixed(1).padStart(15), planCpu.toFixed(1).padStart(14), (process.resourceUsage().maxRSS / 1024).toFixed(0).padStart(12),
+    `  ${load0.toFixed(1)}→${loadavg()[0]!.toFixed(1)}`,
+  );
+  console.log(`outcome fingerprint ${h.digest('hex').slice(0, 16)} (${res.fleet.instances.length} instances started)`);
 }

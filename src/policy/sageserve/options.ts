@@ -26,6 +26,12 @@ export const sageserveScalingOptions = z
     /** Minutes of history fitted (the latest ones) and the least needed before the first forecast. */
     historyMin: z.number().int().min(20).default(1440),
     minHistoryMin: z.number().int().min(20).default(60),
+    /**
+     * Directory of a content-addressed cache of hourly forecast peaks (peak-cache.ts), null = none. A run on a
+     * workload some earlier run already planned for (same IW history) reads the peaks instead of refitting
+     * ARIMA, with the same decisions. Relative to the working directory.
+     */
+    forecastCacheDir: z.string().min(1).nullable().default(null),
     /** Peak window inside the next hour, minutes ahead [from, to] (paper [1, 60]; code [20, 60]). */
     peakWindowMin: z.tuple([z.number().int().min(1), z.number().int().min(1)]).default([1, 60]),
     /** β = this share of the past hour's NIW input tokens/s, added to the forecast peak. */

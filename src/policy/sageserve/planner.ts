@@ -3,6 +3,7 @@ import { forecastPeak } from '../../forecast/sageserve-peak.ts';
 import type { PoolStatus, ScalingSignals } from '../scaling/types.ts';
 import { greedySageServe, type IlpInput } from './ilp.ts';
 import { thetaOf, type SageServeScalingOptions } from './options.ts';
+import { PeakCache, peakKey } from './peak-cache.ts';
 
 /** One endpoint's hourly plan. */
 export interface EndpointPlan {
@@ -31,8 +32,39 @@ export class HourlyPlanner {
   private readonly niw = new Map<string, number[]>();
   lastHour = -1;
   plans: EndpointPlan[] = [];
+  /** ARIMA fits run, and peaks read from `forecastCacheDir` instead. */
+  fits = 0;
+  cacheHits = 0;
+  private readonly cache: PeakCache | null;
 
-  constructor(private readonly o: SageServeScalingOptions, private readonly niwTier = 'niw') {}
+  constructor(private readonly o: SageServeScalingOptions, private readonly niwTier = 'niw') {
+    this.cache = o.forecastCacheDir === null ? null : new PeakCache(o.forecastCacheDir);
+  }
+
+  /** Peak of the next hour's ARIMA forecast on `hist`, or null when the fit fails (through the cache, if any). */
+  private forecastPeakOf(hist: number[]): number | null {
+    const [p, d, q] = this.o.arimaOrder;
+    const window = this.o.peakWindowMin;
+    const key = this.cache ? peakKey({ order: [p, d, q], window, horizon: 60, history: hist }) : '';
+    if (this.cache) {
+      const v = this.cache.get(key);
+      if (v !== undefined) {
+        this.cacheHits++;
+        return v;
+      }
+    }
+    this.fits++;
+    let peak: number | null;
+    try {
+      peak = forecastPeak(hist, { horizon: 60, window, buffer: 0, forecaster: arima({ p, d, q }) }).peak;
+      if (!Number.isFinite(peak)) peak = null;
+    } catch {
+      peak = null;
+    }
+    // Failed fits are not stored: a failure that depended on the process (say, WASM memory) must not outlive it.
+    if (peak !== null) this.cache?.set(key, peak);
+    return peak;
+  }
 
   /** Adds the last interval's arrivals to the minute buckets (attributed to the interval's midpoint). */
   observe(s: ScalingSignals): void {
@@ -75,13 +107,9 @@ export class HourlyPlanner {
       const hist: number[] = [];
       for (let m = Math.max(0, minutes - this.o.historyMin); m < minutes; m++) hist.push((arr[m] ?? 0) / 60);
       const beta = this.o.niwBuffer * this.observedTps(p.model, p.region, now, 3600, true);
-      let peak: number;
+      let peak = this.forecastPeakOf(hist);
       let source = 'arima';
-      try {
-        const [pp, d, q] = this.o.arimaOrder;
-        peak = forecastPeak(hist, { horizon: 60, window: this.o.peakWindowMin, buffer: 0, forecaster: arima({ p: pp, d, q }) }).peak;
-        if (!Number.isFinite(peak)) throw new Error('non-finite forecast');
-      } catch {
+      if (peak === null) {
         // A failed fit must not stop the run: plan for the last hour's peak minute instead.
         peak = Math.max(0, ...hist.slice(-60));
         source = 'last-hour-peak';

@@ -23,12 +23,25 @@ export function effectiveUtil(instances: readonly InstanceView[]): number {
  * The region candidates of a request in preference order: its own region first, then `order`, then any other
  * region seen, alphabetically. Worked example: region 'west', order [east, central, west] ⇒ west, east, central.
  */
-export function regionPreference(own: string, order: readonly string[], present: Iterable<string>): string[] {
-  const out = [own];
-  for (const r of order) if (!out.includes(r)) out.push(r);
-  for (const r of [...present].sort()) if (!out.includes(r)) out.push(r);
+export function regionPreference(own: string, order: readonly string[], present: Iterable<string>): readonly string[] {
+  // Called per routed request: the own-then-`order` prefix is built once per (order, own), and when every
+  // present region is in it (the usual case) that shared, frozen list is the answer.
+  let byOwn = prefixes.get(order);
+  if (!byOwn) prefixes.set(order, (byOwn = new Map()));
+  let prefix = byOwn.get(own);
+  if (!prefix) {
+    const p = [own];
+    for (const r of order) if (!p.includes(r)) p.push(r);
+    byOwn.set(own, (prefix = Object.freeze(p)));
+  }
+  let extra: string[] | null = null;
+  for (const r of present) if (!prefix.includes(r)) (extra ??= []).push(r);
+  if (!extra) return prefix;
+  const out = [...prefix];
+  for (const r of extra.sort()) if (!out.includes(r)) out.push(r);
   return out;
 }
+const prefixes = new WeakMap<readonly string[], Map<string, readonly string[]>>();
 
 /** Splits an endpoint's instances (id order) into deployments of `size` (the last may be smaller). */
 export function deployments<T>(instances: readonly T[], size: number): T[][] {

@@ -29,7 +29,15 @@ test('effective utilisation sums used and available KV over the set (the worked 
 });
 
 test('region preference: own region, then the configured order, then the rest', () => {
-  assert.deepEqual(regionPreference('west', ['east', 'central', 'west'], ['z', 'west']), ['west', 'east', 'central', 'z']);
+  const order = ['east', 'central', 'west'];
+  assert.deepEqual(regionPreference('west', order, ['z', 'west']), ['west', 'east', 'central', 'z']);
+  assert.deepEqual(regionPreference('west', order, ['b', 'a']), ['west', 'east', 'central', 'a', 'b']);
+  // The usual case (every present region known) reuses one frozen list per own region; later calls are unaffected.
+  const known = regionPreference('central', order, ['west', 'east']);
+  assert.deepEqual(known, ['central', 'east', 'west']);
+  assert.ok(Object.isFrozen(known));
+  assert.deepEqual(regionPreference('central', order, ['q']), ['central', 'east', 'west', 'q']);
+  assert.deepEqual(regionPreference('central', order, []), ['central', 'east', 'west']);
   assert.deepEqual(deployments([1, 2, 3, 4, 5, 6, 7], 3), [[1, 2, 3], [4, 5, 6], [7]]);
 });
 
