@@ -44,6 +44,23 @@ async function runBackend(): Promise<void> {
   server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as AddressInfo).port}\n`));
 }
 
+/** The reference proxy: node:http in, one undici Pool out, bodies streamed, nothing else (no routing, no metrics). */
+async function runBare(backend: string): Promise<void> {
+  const pool = new Pool(backend, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 });
+  const server = createServer((req, res) => {
+    pool
+      .request({ path: req.url ?? '/', method: 'POST', headers: { 'content-type': 'application/json' }, body: req })
+      .then(({ statusCode, headers, body }) => {
+        res.writeHead(statusCode, { 'content-type': String(headers['content-type'] ?? 'application/json') });
+        body.pipe(res);
+      })
+      .catch(() => res.writeHead(502).end());
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as AddressInfo).port}\n`));
+  process.once('SIGTERM', () => process.exit(0));
+}
+
 async function runGateway(backend: string): Promise<void> {
   const { gatewayConfigSchema } = await import('../src/live/gateway/config.ts');
   const { startGateway } = await import('../src/live/gateway/gateway.ts');
@@ -117,7 +134,9 @@ async function openLoop(url: string, rate: number, seconds: number): Promise<{ p
             if (++done === total) resolve();
           });
       }
-      if (sent < total) setImmediate(tick);
+      // Sleep until the next send is due rather than spin: a spinning generator would take a core from the
+      // processes it measures. Timer lateness counts in the latency (it is measured from the due time).
+      if (sent < total) setTimeout(tick, Math.max(0, t0 + (sent * 1000) / rate - performance.now() - 1));
     };
     tick();
   });
@@ -168,12 +187,13 @@ async function main(): Promise<void> {
   const pin = process.argv.includes('--pin') && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
   const backend = await child(['--role', 'backend'], pin ? 0 : null);
   const gateway = await child(['--role', 'gateway', '--backend', `http://127.0.0.1:${backend.port}`], pin ? 1 : null);
+  const bare = await child(['--role', 'bare', '--backend', `http://127.0.0.1:${backend.port}`], pin ? 1 : null);
   try {
     const direct = `http://127.0.0.1:${backend.port}`;
     const via = `http://127.0.0.1:${gateway.port}`;
-    // Warm-up: JIT and connection pools on both paths.
-    await openLoop(direct, rate / 2, 1);
-    await openLoop(via, rate / 2, 1);
+    const ref = `http://127.0.0.1:${bare.port}`;
+    // Warm-up: JIT and connection pools on every path.
+    for (const u of [direct, via, ref]) await openLoop(u, rate / 2, 1);
     const load0 = loadavg()[0]!;
     const dSeq = await sequential(direct, 2000);
     const gSeq = await sequential(via, 2000);
@@ -181,15 +201,19 @@ async function main(): Promise<void> {
     const gCpu0 = cpuS(gateway.proc.pid!);
     const g = await openLoop(via, rate, seconds);
     const gCpuUs = ((cpuS(gateway.proc.pid!) - gCpu0) / (rate * seconds)) * 1e6;
+    const b = await openLoop(ref, rate, seconds);
     const dMax = await closedLoop(direct, concurrency, seconds);
     const gMax = await closedLoop(via, concurrency, seconds);
+    const bMax = await closedLoop(ref, concurrency, seconds);
     const f = (x: number) => x.toFixed(3);
     console.log(`gateway overhead: open loop ${rate} req/s for ${seconds} s (non-streaming), closed loop ${concurrency} in flight; cpus ${pin ? 'pinned (backend 0, gateway 1)' : 'not pinned'}; load average ${load0.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}; ${new Date().toISOString()}`);
     console.log('| path | p50 ms | p99 ms | achieved req/s | errors | max req/s |');
     console.log('|---|---|---|---|---|---|');
     console.log(`| direct | ${f(d.p50)} | ${f(d.p99)} | ${d.achieved.toFixed(0)} | ${d.errors} | ${dMax.toFixed(0)} |`);
     console.log(`| gateway | ${f(g.p50)} | ${f(g.p99)} | ${g.achieved.toFixed(0)} | ${g.errors} | ${gMax.toFixed(0)} |`);
+    console.log(`| bare proxy (node:http + undici, reference) | ${f(b.p50)} | ${f(b.p99)} | ${b.achieved.toFixed(0)} | ${b.errors} | ${bMax.toFixed(0)} |`);
     console.log(`| gateway − direct | +${f(g.p50 - d.p50)} | +${f(g.p99 - d.p99)} | | | |`);
+    console.log(`| bare proxy − direct | +${f(b.p50 - d.p50)} | +${f(b.p99 - d.p99)} | | | |`);
     console.log(`| gateway / direct | ×${(g.p50 / d.p50).toFixed(2)} | ×${(g.p99 / d.p99).toFixed(2)} | | | ×${(gMax / dMax).toFixed(2)} |`);
     console.log(`one request at a time (2,000 each): direct p50 ${f(dSeq.p50)} / p99 ${f(dSeq.p99)} ms, gateway p50 ${f(gSeq.p50)} / p99 ${f(gSeq.p99)} ms, added p50 +${f(gSeq.p50 - dSeq.p50)} / p99 +${f(gSeq.p99 - dSeq.p99)} ms`);
     console.log(`gateway CPU per request at ${rate} req/s: ${gCpuUs.toFixed(0)} µs (from /proc, 10 ms ticks)`);
@@ -198,10 +222,12 @@ async function main(): Promise<void> {
       gateway.proc.once('exit', r);
       gateway.proc.kill('SIGTERM');
     });
+    bare.proc.kill('SIGKILL');
     backend.proc.kill('SIGKILL');
   }
 }
 
 if (role === 'backend') await runBackend();
 else if (role === 'gateway') await runGateway(arg('backend', ''));
+else if (role === 'bare') await runBare(arg('backend', ''));
 else await main();
