@@ -58,6 +58,12 @@ export class Engine {
   private prevChunks: number[] = [];
   usedBlocks = 0;
   reservedTokens = 0;
+  /**
+   * SplitwiseSim's pending tokens of the unfinished requests here: prompt + 1 until a request's prefill ends, 1
+   * after. Kept incrementally (the pending-tokens router reads it for every instance at every arrival); prefill
+   * never advances inside a fast-forwarded decode run, so it is exact without a sync.
+   */
+  pendingTokens = 0;
   /** Bumped whenever the pending boundary event is replaced; stale events carry an older value. */
   gen = 0;
   /** Iterations executed (a fast-forwarded run counts all its iterations). */
@@ -102,6 +108,7 @@ export class Engine {
     r.status = 'waiting';
     r.instance = this.id;
     this.waiting.push(r);
+    this.pendingTokens += pendingOf(r);
     this.splitwise?.arrival(r);
     this.rebuildDue = true;
     if (!this.busy) {
@@ -143,6 +150,7 @@ export class Engine {
   private removeAborted(): void {
     let waitingHit = false;
     for (const r of this.aborting) {
+      if (r.status === 'running' || r.status === 'waiting') this.pendingTokens -= pendingOf(r);
       if (r.status === 'running') {
         this.usedBlocks -= r.blocks;
         r.blocks = 0;
@@ -274,6 +282,7 @@ export class Engine {
         r.prefilled += c;
         r.kvTokens += c;
         if (r.prefilled === r.prefillTarget) {
+          if (r.generated === 0) this.pendingTokens -= r.inputTokens;
           r.generated++;
           if (r.firstTokenS < 0) r.firstTokenS = now;
         }
@@ -286,6 +295,7 @@ export class Engine {
   }
 
   private finish(r: SimRequest, now: number): void {
+    this.pendingTokens -= 1;
     r.status = 'done';
     r.finishS = now;
     if (r.firstTokenS < 0) r.firstTokenS = now;
@@ -515,6 +525,11 @@ export class Engine {
     this.preemptedThisBuild = true;
     this.waiting.pushFront(r);
   }
+}
+
+/** A request's share of `Engine.pendingTokens`. */
+function pendingOf(r: SimRequest): number {
+  return r.generated === 0 ? r.inputTokens + 1 : 1;
 }
 
 /** F(j): seconds from a run's start to its j-th boundary. */

@@ -93,13 +93,7 @@ export class Instance implements InstanceView {
     return out;
   }
   get pendingTokens(): number {
-    // Only prefill progress matters here, and prefill never advances inside a fast-forwarded decode run.
-    let s = 0;
-    for (const r of this.engine.running) s += r.generated === 0 ? r.inputTokens + 1 : 1;
-    this.engine.waiting.forEach((r) => {
-      s += r.generated === 0 ? r.inputTokens + 1 : 1;
-    });
-    return s;
+    return this.engine.pendingTokens;
   }
 }
 

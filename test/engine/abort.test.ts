@@ -34,7 +34,14 @@ function drive(specs: Spec[], mode: 'fast' | 'step', cfg: Partial<EngineConfig> 
     if (!Number.isNaN(t)) boundary = t;
   };
   let next = 0;
+  // The incrementally kept pending tokens equal their definition after every event.
+  const recount = () => {
+    let p = 0;
+    for (const r of reqs) if (r.status === 'waiting' || r.status === 'running') p += r.generated === 0 ? r.inputTokens + 1 : 1;
+    assert.equal(engine.pendingTokens, p);
+  };
   for (let guard = 0; guard < 100_000; guard++) {
+    recount();
     const ext = external[next];
     if (ext !== undefined && (Number.isNaN(boundary) || ext.t < boundary)) {
       next++;
