@@ -330,10 +330,8 @@ export class Engine {
     const qb = run.a + run.b * run.c0 - qa;
     let j = qa > 0 ? Math.floor((-qb + Math.sqrt(qb * qb + 4 * qa * dt)) / (2 * qa)) : Math.floor(dt / qb);
     if (!Number.isFinite(j) || j < 0) j = 0;
-    const ends = (m: number) => run.t0 + runTime(run, m);
-    const inside = (m: number) => (strict ? ends(m) < t : ends(m) <= t);
-    while (j > 0 && !inside(j)) j--;
-    while (inside(j + 1)) j++;
+    while (j > 0 && !endsBy(run, j, t, strict)) j--;
+    while (endsBy(run, j + 1, t, strict)) j++;
     return j;
   }
 
@@ -525,6 +523,12 @@ export class Engine {
     this.preemptedThisBuild = true;
     this.waiting.pushFront(r);
   }
+}
+
+/** Whether boundary m of `run` falls before t (strict) or at/before t. */
+function endsBy(run: DecodeRun, m: number, t: number, strict: boolean): boolean {
+  const end = run.t0 + runTime(run, m);
+  return strict ? end < t : end <= t;
 }
 
 /** A request's share of `Engine.pendingTokens`. */

@@ -128,12 +128,9 @@ export class SplitwiseBuilder {
     }
     // 4. Every unfinished request by arrival, with its current task.
     const u = this.unfinished;
-    let w = 0;
-    for (const r of u) if (r.status === 'waiting' || r.status === 'running') u[w++] = r;
-    u.length = w;
     for (const r of u) {
       if (this.full()) break;
-      if (this.chosen(r)) continue;
+      if (this.chosen(r) || (r.status !== 'waiting' && r.status !== 'running')) continue;
       const isPrompt = r.status === 'waiting';
       if (this.tooLong(isPrompt ? r.prefillTarget : 1)) break;
       if (!isPrompt && started(r)) {
@@ -156,11 +153,15 @@ export class SplitwiseBuilder {
     for (let i = 0; i < added.length; i++) removePending(pending, added[i]!, addedChunks[i] === 0);
     paused.length = 0;
     for (const r of still) paused.push(r);
+    let w = 0; // also drops the finished from the arrival list
     for (const r of u) {
+      if (r.status !== 'waiting' && r.status !== 'running') continue;
+      u[w++] = r;
       if (this.chosen(r)) continue;
       if (r.status === 'waiting') r.promptSkips++;
       else r.decodeSkips++;
     }
+    u.length = w;
     for (const r of waiting) if (r.status === 'waiting') e.waiting.push(r);
     // SplitwiseSim keeps its batch list: the survivors in their old order, then the new tasks in selection order.
     for (const r of survivors) e.schedule(r, 0, now);
