@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { describeIssue, formatPath } from '../util/config-file.ts';
 import { ConfigError } from '../util/errors.ts';
 
@@ -9,4 +9,17 @@ export function parsePolicyOptions<S extends z.ZodType>(schema: S, options: unkn
   const iss = parsed.error.issues[0]!;
   const p = iss.code === 'unrecognized_keys' ? [...iss.path, iss.keys[0]!] : iss.path;
   throw new ConfigError({ path: formatPath([...prefix, ...(p as PropertyKey[])]), expected: describeIssue(iss) });
+}
+
+/**
+ * Lets `preset: NAME` choose another set of defaults for a policy's options, explicit keys still winning: e.g. a
+ * paper's values by default and its released code's under `preset: code`. The schema must accept `preset`
+ * itself (an enum of the names), so an unknown one is reported against that field.
+ */
+export function withPresets<S extends z.ZodType>(presets: Readonly<Record<string, Readonly<Record<string, unknown>>>>, schema: S) {
+  return z.preprocess((raw) => {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+    const preset = (raw as { preset?: unknown }).preset;
+    return typeof preset === 'string' && Object.hasOwn(presets, preset) ? { ...presets[preset], ...raw } : raw;
+  }, schema);
 }

@@ -1,12 +1,18 @@
 import { z } from 'zod';
+import { withPresets } from '../options.ts';
 import { niwReleaseCount } from '../sageserve/niw.ts';
 import { deployments, effectiveUtil, regionPreference } from '../sageserve/util.ts';
 import type { FleetView, InstanceView, RequestView } from '../types.ts';
 import { pickMin } from './pick.ts';
 import { NO_INSTANCE, type RouteDecision, type RouterEntry } from './types.ts';
 
-export const sageserveRouterOptions = z
+/** The released code's routing where it differs from the paper: its NIW release counts, no cross-region reroute. */
+export const ROUTING_CODE_PRESET = { niwRelease: 'code', reroute: false } as const;
+
+const routerOptionsObject = z
   .object({
+    /** Paper values by default; `code`: ROUTING_CODE_PRESET (keys set explicitly still win). */
+    preset: z.enum(['paper', 'code']).default('paper'),
     /** Region rule (§3.2): the first region in preference order whose endpoint is below this utilisation. */
     routeThreshold: z.number().min(0).max(1).default(0.7),
     /** Preference after the request's own region (the trace's region is the first preference). */
@@ -32,6 +38,8 @@ export const sageserveRouterOptions = z
     niwPoolSuffix: z.string().min(1).default('-niw'),
   })
   .strict();
+
+export const sageserveRouterOptions = withPresets({ paper: {}, code: ROUTING_CODE_PRESET }, routerOptionsObject);
 
 type Opts = z.output<typeof sageserveRouterOptions>;
 

@@ -1,12 +1,17 @@
 import { z } from 'zod';
+import { withPresets } from '../options.ts';
 
 /**
  * Options every SageServe scaler accepts (reactive, lt-i, lt-u, lt-ua, siloed, chiron), so a scenario can
  * switch `scaling.policy` without touching `scaling.options`; each scaler reads the keys it needs.
- * Paper values by default (digest §3.11); `preset: code` would be the released code's (see README.md).
+ * Paper values by default (digest §3.11); `preset: code` gives the released code's where they differ (memory
+ * thresholds 50 % / 25 %, peak window minutes 20–60); keys set explicitly still win.
  */
-export const sageserveScalingOptions = z
+export const SCALING_CODE_PRESET = { scaleUpAbove: 0.5, scaleDownBelow: 0.25, peakWindowMin: [20, 60] } as const;
+
+const scalingOptionsObject = z
   .object({
+    preset: z.enum(['paper', 'code']).default('paper'),
     /** Memory thresholds (§3.9–3.10): scale out above, in below (paper 70 % / 30 %; code 50 % / 25 %). */
     scaleUpAbove: z.number().min(0).max(1).default(0.7),
     scaleDownBelow: z.number().min(0).max(1).default(0.3),
@@ -66,6 +71,8 @@ export const sageserveScalingOptions = z
   .strict()
   .refine((o) => o.scaleDownBelow < o.scaleUpAbove, { message: 'scaleDownBelow must be < scaleUpAbove', path: ['scaleDownBelow'] })
   .refine((o) => o.peakWindowMin[0] <= o.peakWindowMin[1] && o.peakWindowMin[1] <= 60, { message: 'expected 1 ≤ from ≤ to ≤ 60', path: ['peakWindowMin'] });
+
+export const sageserveScalingOptions = withPresets({ paper: {}, code: SCALING_CODE_PRESET }, scalingOptionsObject);
 
 export type SageServeScalingOptions = z.output<typeof sageserveScalingOptions>;
 
