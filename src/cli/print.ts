@@ -18,6 +18,7 @@ export function printSummary(s: Summary): void {
   if (s.tiers) {
     for (const [t, b] of Object.entries(s.tiers)) lines.push(`  tier ${t}: ${(b.slo.attainment * 100).toFixed(1)}%, TTFT p99 ${ms(b.ttft.p99)}, ${b.requests.total} requests`);
   }
+  if (s.utility) lines.push(`utility: ${s.utility.earned.toFixed(0)} of ${s.utility.possible.toFixed(0)} earned (${((s.utility.earned / (s.utility.possible || 1)) * 100).toFixed(1)}%)`);
   lines.push(`throughput: ${s.throughput.requestsPerSecond.toFixed(2)} req/s, ${s.throughput.outputTokensPerSecond.toFixed(0)} output tok/s`);
   const f = s.fleet;
   lines.push(`fleet: ${f.instances} instances (peak ${f.peakInstances}), ${f.instanceHours.toFixed(2)} instance-h, ${f.gpuHours.toFixed(2)} GPU-h (${f.wastedGpuHours.toFixed(2)} provisioning), $${f.costUsd.toFixed(2)}`);

@@ -5,6 +5,8 @@ import { dist, type Dist } from './stats.ts';
 export interface SloTargets {
   ttftS: number;
   tpotS: number;
+  /** Utility a request earns when it meets both targets. */
+  utility?: number;
 }
 
 /** Status codes of a request's final record. */
@@ -122,7 +124,15 @@ export interface LatencyBlock {
   e2e: Dist;
   queue: Dist;
   normalizedE2e: Dist;
-  slo: { ttftS: number; tpotS: number; attainment: number; ttftAttainment: number; tpotAttainment: number };
+  slo: {
+    ttftS: number;
+    tpotS: number;
+    attainment: number;
+    ttftAttainment: number;
+    tpotAttainment: number;
+    /** With a utility per request: what the requests that met their targets earned, out of what all could. */
+    utility?: { perRequest: number; earned: number; possible: number };
+  };
 }
 
 /**
@@ -169,6 +179,13 @@ export function latencyBlock(log: RequestLog, slo: SloTargets, filter: (i: numbe
     e2e: dist(e2e),
     queue: dist(queue),
     normalizedE2e: dist(norm),
-    slo: { ttftS: slo.ttftS, tpotS: slo.tpotS, attainment: frac(okBoth), ttftAttainment: frac(okTtft), tpotAttainment: frac(okTpot) },
+    slo: {
+      ttftS: slo.ttftS,
+      tpotS: slo.tpotS,
+      attainment: frac(okBoth),
+      ttftAttainment: frac(okTtft),
+      tpotAttainment: frac(okTpot),
+      ...(slo.utility === undefined ? {} : { utility: { perRequest: slo.utility, earned: okBoth * slo.utility, possible: total * slo.utility } }),
+    },
   };
 }

@@ -19,6 +19,11 @@ export interface Summary extends Omit<LatencyBlock, 'requests'> {
   };
   engine: { iterations: number; preemptions: number };
   tiers?: Record<string, LatencyBlock>;
+  /**
+   * Only when the SLO sets a utility: what requests earned by meeting their targets (each its tier's utility,
+   * or the top-level one), out of what all of them could (SageServe's per-request utility).
+   */
+  utility?: { earned: number; possible: number };
   /** Only with a spot pool (`fleet.spot`): donations, reclaims by source, spot instance-hours and revenue. */
   spot?: SpotSummary;
   sim: { simulatedSeconds: number; events: number; wallSeconds: number };
@@ -96,6 +101,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
     summary.sim = sim;
   }
   const tierNames = log.tiers.filter((t) => t !== '');
+  const byUtility: LatencyBlock[] = [all];
   if (tierNames.length > 0) {
     summary.tiers = {};
     for (const name of [...tierNames].sort()) {
@@ -103,11 +109,24 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       const slo = { ...sc.slo, ...sc.slo.tiers[name] };
       summary.tiers[name] = latencyBlock(log, slo, (i) => log.tierIdx[i] === idx);
     }
-    // Keep `sim` last so the deterministic part of the file reads first.
-    const { sim, ...rest } = summary;
-    return { ...rest, sim } as Summary;
+    // Each request earns by its own tier's targets: the tier blocks, plus the untiered requests if any.
+    const untiered = log.tiers.indexOf('');
+    byUtility.length = 0;
+    byUtility.push(...Object.values(summary.tiers));
+    if (untiered >= 0) byUtility.push(latencyBlock(log, sc.slo, (i) => log.tierIdx[i] === untiered));
+    delete summary.slo.utility;
   }
-  return summary;
+  const earning = byUtility.filter((b) => b.slo.utility !== undefined);
+  if (earning.length > 0) {
+    summary.utility = { earned: 0, possible: 0 };
+    for (const b of earning) {
+      summary.utility.earned += b.slo.utility!.earned;
+      summary.utility.possible += b.slo.utility!.possible;
+    }
+  }
+  // Keep `sim` last so the deterministic part of the file reads first.
+  const { sim, ...rest } = summary;
+  return { ...rest, sim } as Summary;
 }
 
 function peakInstances(res: SimResult): number {

@@ -106,6 +106,8 @@ export const sloSchema = z
   .object({
     ttftS: z.number().positive().default(2),
     tpotS: z.number().positive().default(0.2),
+    /** What a request earns when it meets these targets (SageServe's per-request utility); unset: not reported. */
+    utility: z.number().min(0).optional(),
   })
   .strict();
 
