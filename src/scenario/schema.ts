@@ -77,6 +77,12 @@ export const spotSchema = z
     sameModelS: seconds.default(60),
     /** Reclaiming a donated instance of another model (same region, hardware, tp, pp) and loading this one (≈ 10 min). */
     otherModelS: seconds.default(600),
+    /**
+     * Regions holding each model's weights (a model not listed has them everywhere). Loading a model in a region
+     * without them takes `remoteWeightsS` instead of `otherModelS` (paper: ≈ 2 h), on a reclaimed or a fresh VM.
+     */
+    weightsRegions: z.record(z.string(), z.array(z.string())).default({}),
+    remoteWeightsS: seconds.default(7200),
     /** What a donated instance earns per hour in the spot market (USD); the paper gives no price. */
     revenueUsdPerInstanceHour: z.number().min(0).default(0),
     /** Donated instances at t = 0. */

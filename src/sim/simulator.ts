@@ -242,7 +242,8 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   const spot = sc.fleet.spot ? new SpotPool(sc.fleet.spot) : null;
   if (spot) fleet.onStop = (inst, t) => spot.donate(inst.poolRt, t);
   const startInstance = (pool: PoolRuntime, t: number) => {
-    const lead = spot ? spot.reclaim(pool, t, pool.provisionS).leadS : pool.provisionS;
+    const prov = sc.fleet.provisioning;
+    const lead = spot ? spot.reclaim(pool, t, { acquireS: prov.vmAcquireS, loadS: prov.modelLoadS }).leadS : pool.provisionS;
     const inst = fleet.add(pool, t, lead === 0, lead);
     if (lead === 0) retryDeferred(t);
     else q.push({ kind: 'ready', t: t + lead, instance: inst.id });

@@ -40,7 +40,9 @@ interface Entry extends SpotVm {
  * SageServe's spot pool (§6.4, digest §2.1 and §3.9), one per region and VM shape: a scale-in donates the
  * instance (it keeps its weights); a scale-out reclaims, in this order, a donated instance of the same model
  * (`sameModelS`, ≈ 1 min), one of another model of the same shape (`otherModelS`, ≈ 10 min: weights are loaded
- * again), else a fresh VM (the pool's own `fleet.provisioning`). Among several candidates the one donated
+ * again; `remoteWeightsS`, ≈ 2 h, when the region holds no copy of the weights, `weightsRegions`), else a fresh VM
+ * (the pool's own `fleet.provisioning`, its model load taking the remote time instead of the local one when the
+ * weights are remote). Among several candidates the one donated
  * longest ago goes first (the released code picks the other model at random). A donated instance earns
  * `revenueUsdPerInstanceHour` while it sits in the pool; it is not counted in the fleet's instance-hours.
  */
@@ -72,10 +74,11 @@ export class SpotPool {
   }
 
   /**
-   * Capacity for one new instance of `want`: the source and its lead time (`newVmS` for a fresh VM). The
+   * Capacity for one new instance of `want`: the source and its lead time (`newVm`: a fresh VM's acquisition and
+   * local model load, `fleet.provisioning`). The
    * reclaimed entry leaves the pool at `now`; `leadS` is recorded as provisioning time of that source.
    */
-  reclaim(want: SpotVm, now: number, newVmS: number): { source: SpotSource; leadS: number } {
+  reclaim(want: SpotVm, now: number, newVm: { acquireS: number; loadS: number }): { source: SpotSource; leadS: number } {
     let other = -1;
     let same = -1;
     for (let i = 0; i < this.entries.length && same < 0; i++) {
@@ -87,7 +90,15 @@ export class SpotPool {
     const at = same >= 0 ? same : other;
     const source: SpotSource = same >= 0 ? 'same-model' : other >= 0 ? 'other-model' : 'new-vm';
     if (at >= 0) this.take(at, now);
-    const leadS = source === 'same-model' ? this.opts.sameModelS : source === 'other-model' ? this.opts.otherModelS : newVmS;
+    // The weights come from another region when this one has none of them (then loading takes remoteWeightsS).
+    const regions = this.opts.weightsRegions[want.model];
+    const local = regions === undefined || regions.includes(want.region);
+    const leadS =
+      source === 'same-model'
+        ? this.opts.sameModelS
+        : source === 'other-model'
+          ? local ? this.opts.otherModelS : this.opts.remoteWeightsS
+          : newVm.acquireS + (local ? newVm.loadS : this.opts.remoteWeightsS);
     this.stats.reclaims[source]++;
     this.stats.provisioningInstanceHours[source] += leadS / 3600;
     return { source, leadS };

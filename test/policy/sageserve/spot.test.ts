@@ -15,10 +15,10 @@ test('a scale-out reclaims a same-model spot instance first, then the oldest oth
   spot.donate(vm('a', 'west'), 0); //  same model, wrong region
   spot.donate(vm('a', 'east', 'a100-80gb'), 0); // same model, wrong hardware
   spot.donate(vm('a'), 200);
-  assert.deepEqual(spot.reclaim(vm('a'), 300, 180), { source: 'same-model', leadS: 60 });
-  assert.deepEqual(spot.reclaim(vm('a'), 300, 180), { source: 'other-model', leadS: 600 }); // takes b (donated at 0)
-  assert.deepEqual(spot.reclaim(vm('a'), 300, 180), { source: 'other-model', leadS: 600 }); // then c
-  assert.deepEqual(spot.reclaim(vm('a'), 300, 180), { source: 'new-vm', leadS: 180 });
+  assert.deepEqual(spot.reclaim(vm('a'), 300, { acquireS: 120, loadS: 60 }), { source: 'same-model', leadS: 60 });
+  assert.deepEqual(spot.reclaim(vm('a'), 300, { acquireS: 120, loadS: 60 }), { source: 'other-model', leadS: 600 }); // takes b (donated at 0)
+  assert.deepEqual(spot.reclaim(vm('a'), 300, { acquireS: 120, loadS: 60 }), { source: 'other-model', leadS: 600 }); // then c
+  assert.deepEqual(spot.reclaim(vm('a'), 300, { acquireS: 120, loadS: 60 }), { source: 'new-vm', leadS: 180 });
   assert.equal(spot.size, 2);
   const s = spot.summary(3600);
   assert.equal(s.donations, 5);
@@ -31,6 +31,18 @@ test('a scale-out reclaims a same-model spot instance first, then the oldest oth
   close(s.regions['west']!.instanceHours, 1, 'west');
   assert.equal(s.atEnd, 2);
   assert.equal(s.peak, 5);
+});
+
+test("a model whose weights are not in the region loads them remotely: the other-model and new-VM paths take remoteWeightsS", () => {
+  const spot = new SpotPool(spotSchema.parse({ otherModelS: 600, remoteWeightsS: 7200, weightsRegions: { a: ['west'] } }));
+  spot.donate(vm('b'), 0);
+  spot.donate(vm('b', 'west'), 0);
+  const fresh = { acquireS: 300, loadS: 600 };
+  assert.deepEqual(spot.reclaim(vm('a'), 10, fresh), { source: 'other-model', leadS: 7200 }, 'east has no copy of a');
+  assert.deepEqual(spot.reclaim(vm('a', 'west'), 10, fresh), { source: 'other-model', leadS: 600 }, 'west has one');
+  // A fresh VM is acquired, then loads the weights remotely instead of locally.
+  assert.deepEqual(spot.reclaim(vm('a'), 10, fresh), { source: 'new-vm', leadS: 300 + 7200 });
+  assert.deepEqual(spot.reclaim(vm('b'), 10, fresh), { source: 'new-vm', leadS: 900 }, 'b is not listed: weights everywhere');
 });
 
 // East has a pool of model A (llama3.1-8b) and B (llama3.2-3b) on the same VM shape; B's one instance is in spot
