@@ -14,6 +14,11 @@ export interface Summary extends Omit<LatencyBlock, 'requests'> {
     instanceHours: number;
     gpuHours: number;
     wastedGpuHours: number;
+    /**
+     * SageServe's instance-hours metric: per 15-minute bin, the most instances alive (provisioning, ready or
+     * draining) at any timeline sample in it, × ¼ h. Penalises churn; as fine as `output.timelineIntervalS`.
+     */
+    instanceHours15mMax: number;
     costUsd: number;
     pools: Record<string, { instances: number; instanceHours: number; gpuHours: number; costUsd: number }>;
   };
@@ -88,6 +93,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       instanceHours: instH,
       gpuHours: gpuH,
       wastedGpuHours: wasted,
+      instanceHours15mMax: binnedInstanceHours(res, 900),
       costUsd: cost,
       pools,
     },
@@ -127,6 +133,17 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
   // Keep `sim` last so the deterministic part of the file reads first.
   const { sim, ...rest } = summary;
   return { ...rest, sim } as Summary;
+}
+
+function binnedInstanceHours(res: SimResult, binS: number): number {
+  const peak = new Map<number, number>();
+  for (const row of res.timeline.rows) {
+    const b = Math.floor(row.tS / binS);
+    peak.set(b, Math.max(peak.get(b) ?? 0, row.provisioning + row.ready + row.draining));
+  }
+  let s = 0;
+  for (const v of peak.values()) s += v;
+  return (s * binS) / 3600;
 }
 
 function peakInstances(res: SimResult): number {
