@@ -6,8 +6,8 @@ import type { QueueOrderFactory, WaitingQueue } from './types.ts';
  * SageServe's NIW promotion inside the instance queue (§6.2, digest §3.4–3.5): a NIW request older than 10 h
  * gets priority 0, the class of IW, and priority 0 goes before priority 1 in the local scheduler. Every
  * registered order is wrapped in this: a request of `promoteTier` that is pushed `promoteAfterS` or more
- * after its arrival (the same test as the router's release, `niwPromoteAfterS`) is marked `promoted` and goes to an express lane served (FCFS, by push) before whatever
- * the wrapped order would pick. Since such a request arrived hours before anything else in the queue, this is
+ * after its arrival (the same test as the router's release, `niwPromoteAfterS`) is marked `promoted` and goes
+ * to an express lane served (FCFS, by push) before whatever the wrapped order would pick. Since such a request arrived hours before anything else in the queue, this is
  * the paper's "priority 0, FCFS within a priority" for it, under any order.
  *
  * The age is checked once, when the request enters the queue (the NIW queue manager releases a request at
