@@ -161,6 +161,29 @@ describe('gateway over emulators (loopback, openai client)', { timeout: 40_000 }
     }
   });
 
+  it('times out a request still waiting for a backend connection with 504 and frees its slot', async () => {
+    // One connection to a backend that never answers: the second request waits inside undici's pool, so its
+    // timeout must cancel an attempt that has not started yet.
+    const emu = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 20, stallAfterTokens: 1 });
+    const gw = await startGateway(gatewayConfigSchema.parse({ port: 0, pools: [{ model: MODEL, backends: [emu.url], connections: 1 }], timeouts: { requestS: 0.4 } }));
+    try {
+      const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'x', maxRetries: 0 });
+      const t0 = performance.now();
+      const statuses = await Promise.all(
+        [0, 1].map(() => client.completions.create({ model: MODEL, prompt: 'x', max_tokens: 20 }).then(() => 200, (e: unknown) => (e instanceof OpenAI.APIError ? e.status : -1))),
+      );
+      assert.deepEqual(statuses, [504, 504]);
+      assert.ok(performance.now() - t0 < 2000, `answered after ${(performance.now() - t0).toFixed(0)} ms`);
+      const b = gw.fleet.instances[0]!;
+      for (let i = 0; i < 100 && b.inflight > 0; i++) await sleep(5);
+      assert.equal(b.inflight, 0);
+      assert.equal(b.pendingTokens, 0);
+    } finally {
+      await gw.close();
+      await emu.close();
+    }
+  });
+
   it('under overload refuses with 429 + Retry-After and loses no accepted request', async () => {
     const emu = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 2 });
     const gw = await startGateway(
