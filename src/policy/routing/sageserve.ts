@@ -36,6 +36,14 @@ const routerOptionsObject = z
      * straight to these (no queue manager).
      */
     niwPoolSuffix: z.string().min(1).default('-niw'),
+    /**
+     * Pools whose name ends with this are Chiron's mixed pools. As soon as the fleet holds any instance of such a
+     * pool for a model, that model runs Chiron's layout: per region an interactive pool (the plain one), this
+     * mixed pool and a batch pool (`niwPoolSuffix`); see `routeChiron`.
+     */
+    mixedPoolSuffix: z.string().min(1).default('-mixed'),
+    /** Chiron: IW goes to the mixed pool while the interactive pool's utilisation is above this (the code's 0.7); NIW likewise for the batch pool. */
+    mixedAbove: z.number().min(0).max(1).default(0.7),
   })
   .strict();
 
@@ -53,6 +61,9 @@ type Opts = z.output<typeof sageserveRouterOptions>;
  * requests when a request of the model finishes and at each timeline sample) an endpoint below 60 % takes one,
  * below 50 % two (`niwRelease: code` inverts the counts as the released code does). NIW older than 10 h goes
  * at once. Signals are evaluated per distinct `now`: every endpoint of the model gets its budget afresh.
+ * Baselines, switched on by the fleet's pools: a model with a `-mixed` instance runs Chiron's layout
+ * (`routeChiron`: interactive / mixed / batch pools); else one with a `-niw` instance runs siloed (IW to the
+ * plain pools, NIW straight to the `-niw` ones).
  */
 export const sageserve = {
   options: sageserveRouterOptions,
@@ -60,17 +71,19 @@ export const sageserve = {
     let epoch = NaN;
     const budget = new Map<string, number>();
     const siloed = new Map<string, boolean>();
+    const chiron = new Map<string, boolean>();
     let scanned = 0;
 
-    const isSiloed = (view: FleetView, model: string): boolean => {
+    /** Records which models have ever had a `-niw` (siloed) or `-mixed` (Chiron) instance. */
+    const scan = (view: FleetView): void => {
       // The simulator's list only grows, so new instances are scanned once; a shorter list (a filtered live
       // view) is scanned from the start.
       if (view.instances.length < scanned) scanned = 0;
       for (; scanned < view.instances.length; scanned++) {
         const i = view.instances[scanned]!;
         if (i.pool.endsWith(opts.niwPoolSuffix)) siloed.set(i.model, true);
+        if (i.pool.endsWith(opts.mixedPoolSuffix)) chiron.set(i.model, true);
       }
-      return siloed.get(model) === true;
     };
 
     /** Ready instances of the request's model per region, NIW pools kept apart in siloed mode. */
@@ -99,30 +112,87 @@ export const sageserve = {
       return pickMin(best, (i) => i.pendingTokens).id;
     };
 
-    const routeIw = (req: RequestView, by: Map<string, InstanceView[]>): RouteDecision => {
-      if (by.size === 0) return NO_INSTANCE;
-      const own = by.get(req.region);
-      if (!opts.reroute) return own ? { kind: 'send', to: pickInstance(own), reason: 'own-region' } : NO_INSTANCE;
-      let least: InstanceView[] | null = null;
+    /**
+     * The region for an IW request over `by` (region → its instances): without reroute its own; else the first in
+     * preference order below the routing threshold, else the least utilised. Null when there is none.
+     */
+    const pickRegion = (req: RequestView, by: Map<string, InstanceView[]>): { region: string; reason: string } | null => {
+      if (by.size === 0) return null;
+      if (!opts.reroute) return by.has(req.region) ? { region: req.region, reason: 'own-region' } : null;
+      let least: string | null = null;
       let leastU = Infinity;
       for (const r of regionPreference(req.region, opts.regionOrder, by.keys())) {
         const eps = by.get(r);
         if (!eps) continue;
         const u = effectiveUtil(eps);
-        if (u < opts.routeThreshold) return { kind: 'send', to: pickInstance(eps), reason: 'region-below-threshold' };
+        if (u < opts.routeThreshold) return { region: r, reason: 'region-below-threshold' };
         if (u < leastU) {
-          least = eps;
+          least = r;
           leastU = u;
         }
       }
-      return { kind: 'send', to: pickInstance(least!), reason: 'least-utilised-region' };
+      return least === null ? null : { region: least, reason: 'least-utilised-region' };
+    };
+
+    const routeIw = (req: RequestView, by: Map<string, InstanceView[]>): RouteDecision => {
+      const pick = pickRegion(req, by);
+      return pick ? { kind: 'send', to: pickInstance(by.get(pick.region)!), reason: pick.reason } : NO_INSTANCE;
+    };
+
+    /**
+     * Chiron's layout (a model with a mixed pool). IW: the region by the 70 % rule over each region's interactive
+     * and mixed instances together, then the interactive pool unless its utilisation is above `mixedAbove` (or it
+     * has no ready instance), else the mixed pool. NIW (no queue manager: Chiron queues batch work itself): the
+     * first region in preference order whose batch pool is ready and at most `mixedAbove` full, or else whose
+     * mixed pool is ready; failing all, the least utilised batch pool anywhere.
+     */
+    const routeChiron = (req: RequestView, view: FleetView, niw: boolean): RouteDecision => {
+      const by = new Map<string, { i: InstanceView[]; m: InstanceView[]; b: InstanceView[] }>();
+      for (const inst of view.routable(req.model)) {
+        let g = by.get(inst.region);
+        if (!g) by.set(inst.region, (g = { i: [], m: [], b: [] }));
+        if (inst.pool.endsWith(opts.niwPoolSuffix)) g.b.push(inst);
+        else if (inst.pool.endsWith(opts.mixedPoolSuffix)) g.m.push(inst);
+        else g.i.push(inst);
+      }
+      const order = opts.reroute ? regionPreference(req.region, opts.regionOrder, by.keys()) : [req.region];
+      if (niw) {
+        let least: InstanceView[] | null = null;
+        let leastU = Infinity;
+        for (const r of order) {
+          const g = by.get(r);
+          if (!g) continue;
+          if (g.b.length > 0) {
+            const u = effectiveUtil(g.b);
+            if (u <= opts.mixedAbove) return { kind: 'send', to: pickInstance(g.b), reason: 'chiron-batch' };
+            if (u < leastU) {
+              least = g.b;
+              leastU = u;
+            }
+          }
+          if (g.m.length > 0) return { kind: 'send', to: pickInstance(g.m), reason: 'chiron-batch-to-mixed' };
+        }
+        return least ? { kind: 'send', to: pickInstance(least), reason: 'chiron-batch-least-utilised' } : NO_INSTANCE;
+      }
+      const iw = new Map<string, InstanceView[]>();
+      for (const r of order) {
+        const g = by.get(r);
+        if (g && g.i.length + g.m.length > 0) iw.set(r, g.m.length === 0 ? g.i : g.i.length === 0 ? g.m : [...g.i, ...g.m]);
+      }
+      const pick = pickRegion(req, iw);
+      if (pick === null) return NO_INSTANCE;
+      const g = by.get(pick.region)!;
+      if (g.m.length > 0 && (g.i.length === 0 || effectiveUtil(g.i) > opts.mixedAbove)) return { kind: 'send', to: pickInstance(g.m), reason: 'chiron-mixed' };
+      return { kind: 'send', to: pickInstance(g.i), reason: 'chiron-interactive' };
     };
 
     return {
       name: 'sageserve',
       route(req: RequestView, view: FleetView): RouteDecision {
         const niw = req.tier === opts.niwTier;
-        if (isSiloed(view, req.model)) return routeIw(req, endpoints(req, view, niw));
+        scan(view);
+        if (chiron.get(req.model) === true) return routeChiron(req, view, niw);
+        if (siloed.get(req.model) === true) return routeIw(req, endpoints(req, view, niw));
         const by = endpoints(req, view, null);
         if (!niw || !opts.holdNiw || view.now - req.arrivalS >= opts.niwPromoteAfterS) return routeIw(req, by);
         // NIW queue manager: a fresh budget per endpoint at each new signal time.

@@ -5,9 +5,16 @@ import { withPresets } from '../options.ts';
  * Options every SageServe scaler accepts (reactive, lt-i, lt-u, lt-ua, siloed, chiron), so a scenario can
  * switch `scaling.policy` without touching `scaling.options`; each scaler reads the keys it needs.
  * Paper values by default (digest §3.11); `preset: code` gives the released code's where they differ (memory
- * thresholds 50 % / 25 %, peak window minutes 20–60); keys set explicitly still win.
+ * thresholds 50 % / 25 %, peak window minutes 20–60, Chiron's start pools 20 / 10 / 10); keys set explicitly still
+ * win. The code's cooldowns (65 s after a reclaim, 155 s after a redeploy) are not part of the preset: set
+ * `cooldownS` for them.
  */
-export const SCALING_CODE_PRESET = { scaleUpAbove: 0.5, scaleDownBelow: 0.25, peakWindowMin: [20, 60] } as const;
+export const SCALING_CODE_PRESET = {
+  scaleUpAbove: 0.5,
+  scaleDownBelow: 0.25,
+  peakWindowMin: [20, 60],
+  chironStart: { interactive: 20, mixed: 10, batch: 10 },
+} as const;
 
 const scalingOptionsObject = z
   .object({
@@ -58,10 +65,39 @@ const scalingOptionsObject = z
     overrideCapacityGuard: z.boolean().default(true),
     /** LT-UA: also require the memory thresholds during the override (default off, see the digest). */
     overrideNeedsMemory: z.boolean().default(false),
-    /** Pools whose name ends with this serve only NIW (siloed, Chiron); the other scalers leave them alone. */
+    /** Pools whose name ends with this serve only NIW (siloed; Chiron's batch pool); the other scalers leave them alone. */
     niwPoolSuffix: z.string().min(1).default('-niw'),
-    /** Siloed: NIW pools are kept at least this large. Chiron: batch-pool start size. */
+    /** Pools whose name ends with this are Chiron's mixed pools (IW overflow + NIW); every other scaler leaves them alone. */
+    mixedPoolSuffix: z.string().min(1).default('-mixed'),
+    /** The tier Chiron treats as batch (its IBP counts only instances running a request of another tier). */
+    niwTier: z.string().min(1).default('niw'),
+    /** Siloed: NIW pools are kept at least this large. */
     niwPoolMin: z.number().int().min(0).default(2),
+    /**
+     * Chiron: pool sizes per endpoint (model × region) at the first tick, topped up from the scenario's counts:
+     * the paper's 10 interactive / 5 mixed / 5 batch (§7.1); the code preset's 20 / 10 / 10.
+     */
+    chironStart: z
+      .object({ interactive: z.number().int().min(0), mixed: z.number().int().min(0), batch: z.number().int().min(0) })
+      .strict()
+      .default({ interactive: 10, mixed: 5, batch: 5 }),
+    /**
+     * Chiron: which pools follow the interactive backpressure (both, as the released code scales whichever of the
+     * interactive and mixed endpoints a request reached; see scalers.ts).
+     */
+    chironScaledPools: z.array(z.enum(['interactive', 'mixed'])).min(1).default(['interactive', 'mixed']),
+    /**
+     * Chiron: the interactive and mixed pools are not scaled in below this (nor below the pool's `minCount`): the
+     * code's scale-in never breaks an endpoint's last 2-instance deployment.
+     */
+    chironFloor: z.number().int().min(0).default(2),
+    /**
+     * Chiron: no scale-out of a pool while one of its instances is still provisioning. The code's cooldown after a
+     * scale-out is the lead time itself (its Chiron overheads are 0, instances are instant); here instances take
+     * the scenario's lead time, and IBP, measured on ready instances, would keep asking for more until the first
+     * one arrives (false: a plain `cooldownS`).
+     */
+    chironWaitForProvisioning: z.boolean().default(true),
     /** Chiron: interactive backpressure threshold Θ and the batch drain-time rule (code's constants). */
     chironIbp: z.number().min(0).max(1).default(0.6),
     chironPromptTimeS: z.number().min(0).default(10),

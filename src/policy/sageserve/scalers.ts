@@ -57,7 +57,7 @@ export function reactiveScaler(o: SageServeScalingOptions): Scaler {
     decide(s) {
       const out: ScaleAction[] = [];
       for (const p of s.pools) {
-        if (p.name.endsWith(o.niwPoolSuffix)) continue;
+        if (p.name.endsWith(o.niwPoolSuffix) || p.name.endsWith(o.mixedPoolSuffix)) continue;
         const a = reactiveStep(o, p, poolUtil(s.view, p.name), s.now, cd, 0);
         if (a) out.push(a);
       }
@@ -74,6 +74,7 @@ export function siloedScaler(o: SageServeScalingOptions): Scaler {
     decide(s) {
       const out: ScaleAction[] = [];
       for (const p of s.pools) {
+        if (p.name.endsWith(o.mixedPoolSuffix)) continue;
         const niw = p.name.endsWith(o.niwPoolSuffix);
         if (niw && size(p) < o.niwPoolMin) {
           out.push(add(p.name, 'silo-minimum', o.niwPoolMin - size(p)));
@@ -108,7 +109,7 @@ export function longTermScaler(mode: LongTermMode, o: SageServeScalingOptions): 
     name: mode,
     decide(s: ScalingSignals) {
       planner.observe(s);
-      const pools = s.pools.filter((p) => !p.name.endsWith(o.niwPoolSuffix));
+      const pools = s.pools.filter((p) => !p.name.endsWith(o.niwPoolSuffix) && !p.name.endsWith(o.mixedPoolSuffix));
       const out: ScaleAction[] = [];
       if (planner.due(s.now)) {
         const plans = planner.plan(s.now, pools);
@@ -168,57 +169,135 @@ export function longTermScaler(mode: LongTermMode, o: SageServeScalingOptions): 
   };
 }
 
+/** Chiron's three pools of one endpoint (model × region), told apart by name suffix; absent ones are null. */
+export interface ChironEndpoint {
+  readonly model: string;
+  readonly region: string;
+  readonly interactive: PoolStatus | null;
+  readonly mixed: PoolStatus | null;
+  readonly batch: PoolStatus | null;
+}
+
+/** Groups pools into Chiron endpoints (sorted by model, region): no suffix = interactive, `-mixed`, `-niw` = batch. */
+export function chironEndpoints(o: SageServeScalingOptions, pools: readonly PoolStatus[]): ChironEndpoint[] {
+  const by = new Map<string, { model: string; region: string; interactive: PoolStatus | null; mixed: PoolStatus | null; batch: PoolStatus | null }>();
+  for (const p of pools) {
+    const key = `${p.model}\u0000${p.region}`;
+    let e = by.get(key);
+    if (!e) by.set(key, (e = { model: p.model, region: p.region, interactive: null, mixed: null, batch: null }));
+    if (p.name.endsWith(o.niwPoolSuffix)) e.batch ??= p;
+    else if (p.name.endsWith(o.mixedPoolSuffix)) e.mixed ??= p;
+    else e.interactive ??= p;
+  }
+  return [...by.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, e]) => e);
+}
+
+/** True when the instance has at least one running request of a tier other than `niwTier` (an IW request). */
+function runsIw(i: InstanceView, niwTier: string): boolean {
+  if (i.numRunning === 0) return false;
+  // No order is assumed: the simulator lists running requests first, the live fleet view in arrival order.
+  for (const r of i.requests()) if (r.status === 'running' && r.tier !== niwTier) return true;
+  return false;
+}
+
 /**
- * Chiron (Patke et al., as SageServe's code runs it; digest §3.10) over the siloed layout: the IW pool plays
- * the interactive + mixed pools, the `-niw` pool the batch pool.
- * - Interactive backpressure IBP = share of the IW pool's ready instances with at least one request running;
- *   IBP > Θ (0.6) ⇒ +1, else −1 (to the pool minimum).
- * - Batch: estimated drain time = pending · promptTime + pendingTokens / (decodeTps · instances); above the
- *   24 h deadline ⇒ +1; nothing pending ⇒ scale to zero; NIW arriving to an empty batch pool ⇒ +1.
- * Profiles instead of memory signals, as the paper says; no separate mixed pool (a deviation).
+ * Chiron's interactive backpressure (the released code's `ibp`): the share of the ready instances of `pools`
+ * (an endpoint's interactive and mixed pools) running at least one IW request; NaN when none is ready.
+ * Worked number: 4 interactive instances of which 3 run IW, 2 mixed of which 1 runs only NIW and 1 runs IW
+ * ⇒ (3 + 1) / 6 = 0.667 > Θ = 0.6 ⇒ scale out.
+ */
+export function interactiveBackpressure(view: FleetView, pools: readonly string[], niwTier: string): number {
+  let ready = 0;
+  let busy = 0;
+  for (const i of view.instances) {
+    if (i.state !== 'ready' || !pools.includes(i.pool)) continue;
+    ready++;
+    if (runsIw(i, niwTier)) busy++;
+  }
+  return ready === 0 ? NaN : busy / ready;
+}
+
+/**
+ * Chiron's batch-pool drain-time estimate (the released code): pending requests × prompt time + pending tokens
+ * ÷ (decode tokens/s × instances), instances counted as at least 1. Worked number: 100 pending requests holding
+ * 2,000,000 tokens on 2 instances at 10 s and 100 tokens/s ⇒ 1,000 + 10,000 = 11,000 s.
+ */
+export function chironDrainS(pending: number, tokens: number, instances: number, promptTimeS: number, decodeTps: number): number {
+  return pending * promptTimeS + tokens / (decodeTps * Math.max(1, instances));
+}
+
+/**
+ * Chiron (Patke et al., arXiv 2501.08090, as SageServe's released code runs it; digest §3.10) with its three
+ * pools per endpoint (model × region): interactive (the endpoint's plain pool), mixed (`-mixed`) and batch
+ * (`-niw`). The router (`../routing/sageserve.ts`) sends IW to the interactive pool, to the mixed one while the
+ * interactive pool's memory utilisation is above 70 %; NIW to the batch pool, to the mixed one while the batch
+ * pool is empty or above 70 %.
+ * - Start: at the first tick each pool is topped up to `chironStart` (paper 10 / 5 / 5; code 20 / 10 / 10).
+ * - Interactive backpressure IBP = share of the interactive + mixed ready instances running ≥ 1 IW request;
+ *   IBP > Θ (0.6) ⇒ +1, else −1 (not below `chironFloor` = 2 nor the pool's minimum), for each pool in
+ *   `chironScaledPools` (both by default: the code scales whichever of the two endpoints a request reached, with
+ *   the same IBP), one step per pool per cooldown, and (`chironWaitForProvisioning`) no scale-out while the
+ *   pool's previous one is still provisioning.
+ * - Batch: drain time (`chironDrainS`) above the 24 h deadline ⇒ +1; nothing pending and no NIW arriving ⇒
+ *   scale to zero; NIW arriving to an empty batch pool ⇒ +1.
+ * Profiles and counts instead of memory signals, as the paper says.
  */
 export function chironScaler(o: SageServeScalingOptions): Scaler {
   const cd = new Cooldown(o.cooldownS);
   const started = new Set<string>();
+  const start = (out: ScaleAction[], p: PoolStatus | null, n: number) => {
+    if (p && n > size(p)) out.push(add(p.name, 'chiron-start', Math.min(n, p.maxCount) - size(p)));
+  };
   return {
     name: 'chiron',
     decide(s) {
       const out: ScaleAction[] = [];
-      for (const p of s.pools) {
-        if (!cd.ok(p.name, s.now)) continue;
-        const inst = s.view.instances.filter((i) => i.pool === p.name && i.state === 'ready');
-        if (p.name.endsWith(o.niwPoolSuffix)) {
-          const niwArrivals = s.arrivals.filter((a) => a.model === p.model && a.region === p.region && a.tier === 'niw').reduce((x, a) => x + a.requests, 0);
-          if (!started.has(p.name)) {
-            started.add(p.name);
-            if (o.niwPoolMin > size(p)) out.push(add(p.name, 'chiron-batch-start', o.niwPoolMin - size(p)));
-            continue;
-          }
+      for (const e of chironEndpoints(o, s.pools)) {
+        const key = `${e.model}\u0000${e.region}`;
+        if (!started.has(key)) {
+          started.add(key);
+          start(out, e.interactive, o.chironStart.interactive);
+          start(out, e.mixed, o.chironStart.mixed);
+          start(out, e.batch, o.chironStart.batch);
+          continue;
+        }
+        const b = e.batch;
+        if (b && cd.ok(b.name, s.now)) {
+          let niwArrivals = 0;
+          for (const a of s.arrivals) if (a.model === e.model && a.region === e.region && a.tier === o.niwTier) niwArrivals += a.requests;
           let pending = 0;
           let tokens = 0;
-          for (const i of inst) {
+          let n = 0;
+          for (const i of s.view.instances) {
+            if (i.pool !== b.name || i.state !== 'ready') continue;
+            n++;
             pending += i.outstandingRequests;
             tokens += i.outstandingTokens;
           }
-          const drainS = pending * o.chironPromptTimeS + tokens / (o.chironDecodeTps * Math.max(1, inst.length));
-          if ((drainS > o.chironDeadlineS || (size(p) === 0 && niwArrivals > 0)) && size(p) < p.maxCount) {
-            out.push(add(p.name, 'batch-drain-time'));
+          const drainS = chironDrainS(pending, tokens, n, o.chironPromptTimeS, o.chironDecodeTps);
+          const waiting = o.chironWaitForProvisioning && b.provisioning > 0;
+          if ((drainS > o.chironDeadlineS || (size(b) === 0 && niwArrivals > 0)) && size(b) < b.maxCount && !waiting) {
+            out.push(add(b.name, 'batch-drain-time'));
+            cd.mark(b.name, s.now);
+          } else if (pending === 0 && niwArrivals === 0 && b.provisioning === 0 && size(b) > b.minCount) {
+            out.push(remove(b.name, 'batch-empty', size(b) - b.minCount));
+            cd.mark(b.name, s.now);
+          }
+        }
+        const iwPools = [e.interactive, e.mixed].filter((p): p is PoolStatus => p !== null);
+        const ibp = interactiveBackpressure(s.view, iwPools.map((p) => p.name), o.niwTier);
+        if (Number.isNaN(ibp)) continue;
+        for (const which of o.chironScaledPools) {
+          const p = which === 'interactive' ? e.interactive : e.mixed;
+          if (!p || !cd.ok(p.name, s.now)) continue;
+          if (ibp > o.chironIbp) {
+            if (size(p) >= p.maxCount || (o.chironWaitForProvisioning && p.provisioning > 0)) continue;
+            out.push(add(p.name, 'ibp-above'));
             cd.mark(p.name, s.now);
-          } else if (pending === 0 && niwArrivals === 0 && size(p) > p.minCount) {
-            out.push(remove(p.name, 'batch-empty', size(p) - p.minCount));
+          } else if (size(p) > Math.max(o.chironFloor, p.minCount)) {
+            out.push(remove(p.name, 'ibp-below'));
             cd.mark(p.name, s.now);
           }
-          continue;
-        }
-        if (inst.length === 0) continue;
-        const busy = inst.filter((i) => i.numRunning > 0).length;
-        const ibp = busy / inst.length;
-        if (ibp > o.chironIbp && size(p) < p.maxCount) {
-          out.push(add(p.name, 'ibp-above'));
-          cd.mark(p.name, s.now);
-        } else if (ibp <= o.chironIbp && size(p) > Math.max(1, p.minCount)) {
-          out.push(remove(p.name, 'ibp-below'));
-          cd.mark(p.name, s.now);
         }
       }
       return orHold(out, 'chiron-steady');

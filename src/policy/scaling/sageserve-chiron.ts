@@ -2,7 +2,7 @@ import { sageserveScalingOptions } from '../sageserve/options.ts';
 import { chironScaler } from '../sageserve/scalers.ts';
 import { defineScaler } from './types.ts';
 
-/** Chiron baseline: interactive backpressure (IBP > 0.6) and a batch drain-time rule over the siloed layout (see ../sageserve/scalers.ts). Options: ../sageserve/options.ts, shared by every SageServe scaler. */
+/** Chiron baseline: interactive backpressure (IBP > 0.6) over interactive + mixed pools and a batch drain-time rule for the batch pool (see ../sageserve/scalers.ts). Options: ../sageserve/options.ts, shared by every SageServe scaler. */
 export const sageserveChiron = defineScaler({
   options: sageserveScalingOptions,
   make(opts) {

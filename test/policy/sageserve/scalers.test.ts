@@ -101,12 +101,12 @@ test('siloed keeps its NIW pools at their minimum and scales each pool on its ow
   assert.deepEqual(a.map((x) => [x.kind, 'pool' in x ? x.pool : '', 'count' in x ? x.count : 0]), [['add', 'east-a', 1], ['add', 'east-a-niw', 2]]);
 });
 
-test('Chiron scales the interactive pool out while more than 60 % of its instances are busy', () => {
+test('Chiron starts the interactive pool at 10, then scales it out while more than 60 % of its instances run IW', () => {
+  // The fixture's running requests list nothing, so IBP counts no instance busy: past the start, Chiron scales in.
+  // Hand-computed IBP, mixed and batch pools: chiron.test.ts.
   const s = createScaler('chiron', {}, ctx);
-  const busy = s.decide(signals(15, [pool('east-a', 5)], fleet([{ name: 'east-a', n: 5, kv: 0.1, running: 4 }])));
-  assert.equal(adds(busy), 1);
-  const idle = s.decide(signals(60, [pool('east-a', 5)], fleet([{ name: 'east-a', n: 5, kv: 0.1, running: 1 }])));
-  assert.equal(removes(idle), 1);
+  assert.equal(adds(s.decide(signals(15, [pool('east-a', 5)], fleet([{ name: 'east-a', n: 5, kv: 0.1, running: 4 }])))), 5, 'start size 10');
+  assert.equal(removes(s.decide(signals(60, [pool('east-a', 10)], fleet([{ name: 'east-a', n: 10, kv: 0.1, running: 9 }])))), 1);
 });
 
 test('bad SageServe scaling options are rejected with the key named', () => {

@@ -101,3 +101,42 @@ test('the O365 generator: weekends are quieter than weekdays for IW', () => {
   const day = (d: number) => [...o365({ startS: d * 86_400, durationS: 86_400, meanRequestsPerS: 0.2, models: ['llama2-70b'] }, new Rng(1))].filter((r) => r.tier === 'iw-f').length;
   assert.ok(day(5) < 0.5 * day(2), `Saturday ${day(5)} vs Wednesday ${day(2)}`);
 });
+
+test('Chiron end to end: NIW only on batch or mixed instances, IW never on batch ones and onto mixed ones once the interactive pool is full', () => {
+  // From t = 30 s (after Chiron's first tick started 1 mixed + 1 batch instance, no lead time): a burst of long IW
+  // prompts fills the single interactive instance's small KV past 70 %, NIW arrives throughout.
+  const rows = [];
+  for (let i = 0; i < 120; i++) rows.push({ t: 30 + i * 0.05, in: 3000, out: 300, tier: 'iw-f' });
+  for (let i = 0; i < 30; i++) rows.push({ t: 30 + i * 0.2, in: 500, out: 50, tier: 'niw' });
+  rows.sort((a, b) => a.t - b.t);
+  const fleet = {
+    pools: [
+      { name: 'east-a', model: 'llama3.1-8b', hardware: 'h100-80gb', region: 'east', count: 1, minCount: 1 },
+      { name: 'east-a-mixed', model: 'llama3.1-8b', hardware: 'h100-80gb', region: 'east', count: 0 },
+      { name: 'east-a-niw', model: 'llama3.1-8b', hardware: 'h100-80gb', region: 'east', count: 0 },
+    ],
+    provisioning: { vmAcquireS: 0, modelLoadS: 0 },
+  };
+  const sc = scenarioFor(tieredTrace(rows), {
+    fleet, engine: { kvCapacityTokens: 60_000 }, routing: { policy: 'sageserve' }, maxDeferS: 86_400,
+    scaling: { policy: 'chiron', intervalS: 15, options: { chironStart: { interactive: 1, mixed: 1, batch: 1 }, chironFloor: 1 } },
+  });
+  const res = run(sc, 'fast');
+  const s = summarize(res, 0);
+  assert.equal(s.requests.completed, 150);
+  const poolOf = (i: number) => res.fleet.instances[res.log.instance[i]!]!.pool;
+  const tierOf = (i: number) => res.log.tiers[res.log.tierIdx[i]!];
+  const count = (tier: string, pool: string) => {
+    let n = 0;
+    for (let i = 0; i < res.log.n; i++) if (tierOf(i) === tier && poolOf(i) === pool) n++;
+    return n;
+  };
+  assert.equal(count('niw', 'east-a'), 0, 'NIW never on the interactive pool');
+  assert.equal(count('iw-f', 'east-a-niw'), 0, 'IW never on the batch pool');
+  assert.ok(count('niw', 'east-a-niw') > 0, 'NIW on the batch pool');
+  assert.ok(count('iw-f', 'east-a-mixed') > 0, 'IW spilled into the mixed pool');
+  // The first IW requests go to the interactive pool; the spill starts only once its KV passed 70 %.
+  const firstIw = [...Array(res.log.n).keys()].filter((i) => tierOf(i) === 'iw-f').sort((a, b) => res.log.arrival[a]! - res.log.arrival[b]!);
+  assert.deepEqual(firstIw.slice(0, 5).map(poolOf), Array(5).fill('east-a'));
+  assert.ok(count('iw-f', 'east-a') >= 5);
+});
