@@ -1,12 +1,12 @@
 // Gateway overhead: latency the gateway adds in front of a trivial backend, and its max throughput, each as a
 // ratio against calling the backend directly in the same run.
 //
-//   node --import tsx bench/gateway.ts [--rate 2000] [--seconds 10] [--trials 5] [--concurrency 64] [--pin] [--low-latency]
+//   node --import tsx bench/gateway.ts [--rate 2000] [--seconds 10] [--trials 5] [--concurrency 64] [--no-pin] [--low-latency]
 //
-// The fake backend and the proxies run as child processes, the load generator here. With --pin (and taskset):
-// backend and generator on cpu 0, the proxy under test alone on cpu 1; the generator moves to both cpus for the
-// throughput phase. Latency is open loop at --rate req/s,
-// measured from each request's intended send time (corrected for coordinated omission, like wrk2). Max
+// The fake backend and the proxies run as child processes, the load generator here. Pinned (the default when
+// taskset works; --no-pin turns it off): backend and generator on cpu 0, the proxy under test alone on cpu 1; the
+// generator moves to both cpus for the throughput phase. Latency is open loop at --rate req/s, measured from each
+// request's intended send time (corrected for coordinated omission, like wrk2). Max
 // throughput is closed loop with --concurrency requests in flight; a sequential phase (one request in flight)
 // gives the added latency without queueing. Non-streaming requests, ~250-byte bodies.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -234,7 +234,7 @@ async function main(): Promise<void> {
   const seconds = Number(arg('seconds', '10'));
   const trials = Number(arg('trials', '5'));
   const concurrency = Number(arg('concurrency', '64'));
-  const pin = process.argv.includes('--pin') && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+  const pin = !process.argv.includes('--no-pin') && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
   const backend = await child(['--role', 'backend'], pin ? 0 : null);
   const gateway = await child(['--role', 'gateway', '--backend', `http://127.0.0.1:${backend.port}`], pin ? 1 : null);
   const bare = await child(['--role', 'bare', '--backend', `http://127.0.0.1:${backend.port}`], pin ? 1 : null);
