@@ -71,12 +71,38 @@ export const networkSchema = z
   })
   .strict();
 
+/**
+ * A lead time in seconds: a fixed number, or a lognormal with that `median`, drawn again while above `max`
+ * (`sigma` defaults to ln(max / median) / 2.326, so that `max` is the untruncated 99th percentile;
+ * `src/policy/sageserve/lead-time.ts`).
+ */
+export const leadTimeDistSchema = z
+  .object({
+    median: z.number().positive().finite(),
+    max: z.number().positive().finite(),
+    sigma: z.number().positive().finite().optional(),
+  })
+  .strict()
+  .refine((d) => d.median <= d.max, { path: ['max'], message: 'a max ≥ median' });
+export const leadTimeSchema = z.union([seconds, leadTimeDistSchema], {
+  error: (iss) =>
+    iss.input !== null && typeof iss.input === 'object'
+      ? '{ median, max, sigma? } with positive numbers of seconds (median ≤ max)'
+      : 'a number of seconds ≥ 0 or { median, max, sigma? }',
+});
+
 export const spotSchema = z
   .object({
-    /** Reclaiming a donated instance that still holds the pool's model (paper: ≈ 1 min). */
-    sameModelS: seconds.default(60),
-    /** Reclaiming a donated instance of another model (same region, hardware, tp, pp) and loading this one (≈ 10 min). */
-    otherModelS: seconds.default(600),
+    /**
+     * Reclaiming a donated instance that still holds the pool's model (paper: ≈ 1 min; median 1 min, max 5 min
+     * in its evaluation). A number, or a distribution `{ median, max, sigma? }` drawn per reclaim.
+     */
+    sameModelS: leadTimeSchema.default(60),
+    /**
+     * Reclaiming a donated instance of another model (same region, hardware, tp, pp) and loading this one (≈ 10 min);
+     * a number or a distribution, as `sameModelS`.
+     */
+    otherModelS: leadTimeSchema.default(600),
     /**
      * Regions holding each model's weights (a model not listed has them everywhere). Loading a model in a region
      * without them takes `remoteWeightsS` instead of `otherModelS` (paper: ≈ 2 h), on a reclaimed or a fresh VM.

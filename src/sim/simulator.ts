@@ -239,7 +239,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   };
 
   // With a spot pool, a new instance reclaims a donated one (same model first) and a stopped one is donated.
-  const spot = sc.fleet.spot ? new SpotPool(sc.fleet.spot) : null;
+  const spot = sc.fleet.spot ? new SpotPool(sc.fleet.spot, rng.fork('spot-lead')) : null;
   if (spot) fleet.onStop = (inst, t) => spot.donate(inst.poolRt, t);
   const startInstance = (pool: PoolRuntime, t: number) => {
     const prov = sc.fleet.provisioning;

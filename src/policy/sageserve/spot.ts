@@ -1,5 +1,7 @@
 import type { z } from 'zod';
 import type { spotSchema } from '../../scenario/schema.ts';
+import { Rng } from '../../util/rng.ts';
+import { sampleLeadTime } from './lead-time.ts';
 
 export type SpotOptions = z.output<typeof spotSchema>;
 
@@ -39,7 +41,7 @@ interface Entry extends SpotVm {
 /**
  * SageServe's spot pool (§6.4, digest §2.1 and §3.9), one per region and VM shape: a scale-in donates the
  * instance (it keeps its weights); a scale-out reclaims, in this order, a donated instance of the same model
- * (`sameModelS`, ≈ 1 min), one of another model of the same shape (`otherModelS`, ≈ 10 min: weights are loaded
+ * (`sameModelS`, ≈ 1 min; fixed or drawn per reclaim, `lead-time.ts`), one of another model of the same shape (`otherModelS`, ≈ 10 min: weights are loaded
  * again; `remoteWeightsS`, ≈ 2 h, when the region holds no copy of the weights, `weightsRegions`), else a fresh VM
  * (the pool's own `fleet.provisioning`, its model load taking the remote time instead of the local one when the
  * weights are remote). Among several candidates the one donated
@@ -59,7 +61,14 @@ export class SpotPool {
     peak: 0,
   };
 
-  constructor(readonly opts: SpotOptions) {
+  /**
+   * `rng` draws the lead times given as distributions (the simulator passes `rng.fork('spot-lead')`); fixed
+   * lead times never draw.
+   */
+  constructor(
+    readonly opts: SpotOptions,
+    private readonly rng: Rng = new Rng(0).fork('spot-lead'),
+  ) {
     for (const e of opts.initial) for (let i = 0; i < e.count; i++) this.put({ region: e.region, hardware: e.hardware, tp: e.tp, pp: e.pp, model: e.model }, 0);
   }
 
@@ -95,9 +104,9 @@ export class SpotPool {
     const local = regions === undefined || regions.includes(want.region);
     const leadS =
       source === 'same-model'
-        ? this.opts.sameModelS
+        ? sampleLeadTime(this.opts.sameModelS, this.rng)
         : source === 'other-model'
-          ? local ? this.opts.otherModelS : this.opts.remoteWeightsS
+          ? local ? sampleLeadTime(this.opts.otherModelS, this.rng) : this.opts.remoteWeightsS
           : newVm.acquireS + (local ? newVm.loadS : this.opts.remoteWeightsS);
     this.stats.reclaims[source]++;
     this.stats.provisioningInstanceHours[source] += leadS / 3600;
