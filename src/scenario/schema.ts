@@ -201,6 +201,12 @@ export const scenarioSchema = z
         options: z.record(z.string(), z.unknown()).default({}),
         /** Options per policy name, so one scenario can be switched between policies with `--set scaling.policy=…`. */
         perPolicy: z.partialRecord(z.enum(SCALER_NAMES), z.record(z.string(), z.unknown())).default({}),
+        /**
+         * Policy names this scenario maps to other registered policies, so a paper's own names switch the paper's
+         * strategies (the SageServe scenarios map `reactive` to `sageserve-reactive`). Options and `perPolicy`
+         * apply to the policy the name resolves to.
+         */
+        aliases: z.partialRecord(z.enum(SCALER_NAMES), z.enum(SCALER_NAMES)).default({}),
         /** Fixed add/drain actions at fixed times (experiments, tests). */
         actions: z.array(scheduledActionSchema).default([]),
         /** Enforced outside the policy (see policy/scaling/governor.ts). */
@@ -209,7 +215,7 @@ export const scenarioSchema = z
         maxStep: posInt.default(1_000_000),
       })
       .strict()
-      .default({ policy: 'none', intervalS: 60, options: {}, perPolicy: {}, actions: [], upCooldownS: 0, downCooldownS: 300, maxStep: 1_000_000 }),
+      .default({ policy: 'none', intervalS: 60, options: {}, perPolicy: {}, aliases: {}, actions: [], upCooldownS: 0, downCooldownS: 300, maxStep: 1_000_000 }),
     /** Output-length prediction policies see (`predictedOutputTokens`); the engine always uses the true length. */
     prediction: z
       .object({

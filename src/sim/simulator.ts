@@ -123,7 +123,8 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     contextLimit.set(p.model, Math.max(limit, contextLimit.get(p.model) ?? 0));
   });
   const router = createRouter(sc.routing.policy, selectedOptions(sc.routing), { rng: rng.fork('router') });
-  const scaling = sc.scaling;
+  const asked = sc.scaling.policy;
+  const scaling = { ...sc.scaling, policy: asked === 'scheduled' ? asked : (sc.scaling.aliases[asked] ?? asked) };
   const scaler = scaling.policy === 'none' || scaling.policy === 'scheduled' ? null : createScaler(scaling.policy, selectedOptions(scaling), { rng: rng.fork('scaler') });
   const governor = new Governor({ upCooldownS: scaling.upCooldownS, downCooldownS: scaling.downCooldownS, maxStep: scaling.maxStep });
   // Output-length prediction: what policies see at arrival; it learns from each completion.

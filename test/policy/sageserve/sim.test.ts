@@ -7,7 +7,8 @@ import { summarize } from '../../../src/metrics/summary.ts';
 import { loadScenario } from '../../../src/scenario/load.ts';
 import { o365, O365_DEADLINE_S } from '../../../src/workload/generators/o365.ts';
 import { Rng } from '../../../src/util/rng.ts';
-import { run, scenarioFor } from '../../helpers/sim.ts';
+import { outcomes, run, scenarioFor } from '../../helpers/sim.ts';
+import { simulate } from '../../../src/sim/simulator.ts';
 
 /** A canonical trace with tiers, regions and deadlines. */
 function tieredTrace(rows: { t: number; in: number; out: number; tier: string; region?: string }[]): string {
@@ -71,6 +72,19 @@ test('the peak-day scenario loads and switches scaler and queue order with --set
     }
   }
   assert.throws(() => loadScenario({ file: 'scenarios/sageserve-peak-day.yaml', sets: ['scheduling.policy=lifo'] }), /scheduling\.policy/);
+});
+
+test("in the SageServe scenarios the paper's name `reactive` runs SageServe's Reactive (scaling.aliases)", () => {
+  const outcomesOf = (sets: string[]) => {
+    const { scenario, baseDir } = loadScenario({ file: 'scenarios/sageserve-peak-day.yaml', sets: ['workload.o365.durationS=1200', ...sets] });
+    return outcomes(simulate(scenario, baseDir, { mode: 'fast' }));
+  };
+  const paper = outcomesOf(['scaling.policy=sageserve-reactive']);
+  assert.deepEqual(outcomesOf(['scaling.policy=reactive']), paper);
+  assert.notDeepEqual(outcomesOf(['scaling.aliases={}', 'scaling.policy=reactive']), paper, "without the alias it is the core's scaler");
+  for (const file of ['scenarios/sageserve-peak-day.yaml', 'scenarios/sageserve-week.yaml']) {
+    assert.equal(loadScenario({ file }).scenario.scaling.aliases.reactive, 'sageserve-reactive', file);
+  }
 });
 
 test('the O365 generator: tier mix, East > Central > West, NIW flat and tiny in West, deadlines per tier', () => {
