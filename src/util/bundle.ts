@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { BUNDLE_OPTIONS } from './esbuild-config.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -13,31 +14,15 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * Why: a process that loads the sources through tsx's hooks pays a round trip to the hooks thread per module
  * (≈ 1 s of CPU for the simulator's 275 modules), and that thread's own garbage collections (5–14 ms, measured
  * with --trace-gc) land on the process's core seconds after start. Each source file keeps its own
- * `import.meta.url`, so paths computed from it (PROJECT_ROOT, data files) stay the same.
+ * `import.meta.url` (`BUNDLE_OPTIONS`, shared with bin/llmfleet.js), so paths computed from it stay the same.
  * Throws when bundling is not possible (read-only install, esbuild missing): callers fall back to tsx.
  */
 export async function bundleEntry(name: string, entry: { file: string } | { contents: string; resolveDir: string }): Promise<string> {
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
+    ...BUNDLE_OPTIONS,
     ...('file' in entry ? { entryPoints: [entry.file] } : { stdin: { contents: entry.contents, resolveDir: entry.resolveDir, loader: 'ts' as const } }),
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
     write: false,
-    logLevel: 'silent',
-    plugins: [
-      {
-        name: 'keep-import-meta-url',
-        setup(build) {
-          build.onLoad({ filter: /\.ts$/ }, (args) => ({
-            contents: readFileSync(args.path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
-            loader: 'ts',
-          }));
-        },
-      },
-    ],
   });
   const code = result.outputFiles[0]!.contents;
   const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
@@ -49,6 +34,11 @@ export async function bundleEntry(name: string, entry: { file: string } | { cont
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, code);
     renameSync(tmp, file);
+    // Bundles of older sources, unused for a day.
+    for (const f of readdirSync(dir)) {
+      const p = join(dir, f);
+      if (f.startsWith(`${name}-`) && p !== file && Date.now() - statSync(p).mtimeMs > 86_400_000) rmSync(p, { force: true });
+    }
   }
   return pathToFileURL(file).href;
 }
