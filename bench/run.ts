@@ -2,7 +2,8 @@
 import { readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
-const skip = new Set(['run.ts', 'sim-case.ts']);
+// sim-case.ts is a child of sim.ts; splitwisesim-compare.ts is a tool driven by splitwisesim-compare.sh (needs SplitwiseSim).
+const skip = new Set(['run.ts', 'sim-case.ts', 'splitwisesim-compare.ts']);
 const only = process.argv[2];
 const files = readdirSync('bench')
   .filter((f) => f.endsWith('.ts') && !skip.has(f) && (!only || f === `${only}.ts`))
