@@ -16,6 +16,7 @@ import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { percentile } from '../src/metrics/stats.ts';
 import { bundleEntry } from '../src/util/bundle.ts';
 
 const arg = (name: string, def: string) => {
@@ -184,10 +185,7 @@ async function closedLoop(url: string, concurrency: number, seconds: number): Pr
   return rps;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
+const median = (xs: number[]): number => percentile([...xs].sort((a, b) => a - b), 50);
 
 /** Moves this process (the load generator) to `cpus` ('0', '0,1', …) when pinning is on. */
 function pinSelf(pin: boolean, cpus: string): void {
@@ -198,8 +196,9 @@ const bundled = process.argv[1]!.endsWith('.mjs');
 
 /**
  * `--low-latency`: holds /dev/cpu_dma_latency at 0 µs for the run (the kernel's PM-QoS interface, what tuned's
- * latency-performance profile sets), so idle cpus poll instead of halting. In this VM a halted vCPU takes
- * host scheduling to wake: measured, that is most of a proxy's added p50 and a third of its CPU per request.
+ * latency-performance profile sets), so idle cpus poll instead of halting (a halted vCPU of a VM takes host
+ * scheduling to wake). Measured here: it mattered while the processes ran through tsx (gateway's added p50
+ * +0.25 → +0.02 ms), not since they run bundled and pinned (docs/LIVE.md).
  */
 function holdLowLatency(): string {
   try {
@@ -253,7 +252,8 @@ async function main(): Promise<void> {
     const gSeq = await sequential(via, 5000);
     // Interleaved trials, so a burst of outside load on the shared machine hits one trial of each path, not all
     // trials of one path; the overhead reported is the median over trials.
-    const rows: { d: Awaited<ReturnType<typeof openLoop>>; g: Awaited<ReturnType<typeof openLoop>>; b: Awaited<ReturnType<typeof openLoop>>; gCpuUs: number }[] = [];
+    type Latency = Awaited<ReturnType<typeof openLoop>>;
+    const rows: { d: Latency; g: Latency; b: Latency; gCpuUs: number }[] = [];
     for (let t = 0; t < trials; t++) {
       const d = await openLoop(direct, rate, seconds);
       const gCpu0 = cpuS(gateway.proc.pid!);

@@ -6,7 +6,7 @@
 // (`serve`, `emulate`) carry no tsx hooks thread, whose garbage collections land on their core after start.
 // When bundling is not possible (esbuild missing, read-only install) or LLMFLEET_TSX=1, the sources load through tsx.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -34,7 +34,7 @@ async function bundledMain() {
     const cache = join(ROOT, 'node_modules', '.cache', 'llmfleet');
     const dir = join(cache, `cli-${sourceHash(esbuild.version)}`);
     if (!existsSync(join(dir, 'main.js'))) {
-      const { BUNDLE_OPTIONS } = await import('../src/util/esbuild-config.mjs');
+      const { BUNDLE_OPTIONS, pruneStaleBundles } = await import('../src/util/esbuild-config.mjs');
       const tmp = `${dir}.${process.pid}.tmp`;
       // Code splitting keeps each command's packages (TensorFlow.js, vega, the live plane) loading lazily.
       await esbuild.build({ ...BUNDLE_OPTIONS, entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')], splitting: true, outdir: tmp, write: true });
@@ -43,11 +43,7 @@ async function bundledMain() {
       } catch {
         rmSync(tmp, { recursive: true, force: true }); // another process won the race
       }
-      // Bundles of older sources, unused for a day (a running process may still load lazy chunks of a recent one).
-      for (const name of readdirSync(cache)) {
-        const p = join(cache, name);
-        if (name.startsWith('cli-') && p !== dir && Date.now() - statSync(p).mtimeMs > 86_400_000) rmSync(p, { recursive: true, force: true });
-      }
+      pruneStaleBundles(cache, 'cli-', dir);
     }
     return pathToFileURL(join(dir, 'main.js')).href;
   } catch {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { BUNDLE_OPTIONS } from './esbuild-config.mjs';
+import { BUNDLE_OPTIONS, pruneStaleBundles } from './esbuild-config.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -34,11 +34,7 @@ export async function bundleEntry(name: string, entry: { file: string } | { cont
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, code);
     renameSync(tmp, file);
-    // Bundles of older sources, unused for a day.
-    for (const f of readdirSync(dir)) {
-      const p = join(dir, f);
-      if (f.startsWith(`${name}-`) && p !== file && Date.now() - statSync(p).mtimeMs > 86_400_000) rmSync(p, { force: true });
-    }
+    pruneStaleBundles(dir, `${name}-`, file);
   }
   return pathToFileURL(file).href;
 }

@@ -1,5 +1,6 @@
 // Plain JavaScript so that bin/llmfleet.js can bundle the sources before any TypeScript loader exists.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /**
@@ -26,3 +27,14 @@ export const BUNDLE_OPTIONS = {
     },
   ],
 };
+
+/**
+ * Removes the bundles in `cacheDir` named `prefix…` other than `keep` that were not touched for a day (bundles of
+ * older sources; a process still running may load lazy chunks of a recent one, so those stay).
+ */
+export function pruneStaleBundles(cacheDir, prefix, keep) {
+  for (const name of readdirSync(cacheDir)) {
+    const p = join(cacheDir, name);
+    if (name.startsWith(prefix) && p !== keep && Date.now() - statSync(p).mtimeMs > 86_400_000) rmSync(p, { recursive: true, force: true });
+  }
+}
