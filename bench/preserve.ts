@@ -58,6 +58,7 @@ function routingTable(args: string[]): void {
     ['preserve', ['routing.policy=preserve'], true],
     ['preserve L_d=all', ['routing.policy=preserve', 'routing.options.decodeOf=all'], true],
     ['llumnix', ['routing.policy=llumnix'], false],
+    ['llumnix dispatch only', ['routing.policy=llumnix', 'routing.options.migration.enabled=false'], false],
     ['llumnix kv-ratio', ['routing.policy=llumnix', 'routing.options.metric=kv-blocks-ratio'], false],
     ['least-loaded', ['routing.policy=least-loaded'], false],
     ['round-robin', ['routing.policy=round-robin'], false],
@@ -108,6 +109,7 @@ function scalingTable(args: string[]): void {
     ['static 8', ['scaling.policy=none', 'scaling.options={}']],
     ['reactive', ['scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
     ['llumnix-like', ['routing.policy=llumnix', 'scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
+    ['llumnix-like, no migration', ['routing.policy=llumnix', 'routing.options.migration.enabled=false', 'scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
     ['llumnix kv-ratio', ['routing.policy=llumnix', 'routing.options={metric: kv-blocks-ratio}', 'scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
   ];
   console.log(`scaling: ${SCALING} ${extra.join(' ')}, days 3–4 (7,200–14,400 s), seeds 1..${seeds}, means over seeds`);

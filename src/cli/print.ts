@@ -27,6 +27,8 @@ export function printSummary(s: Summary): void {
     const reclaims = Object.entries(sp.reclaims).map(([k, v]) => `${v} ${k}`).join(', ');
     lines.push(`spot pool: ${sp.donations} donated, scale-outs from ${reclaims}; ${sp.instanceHours.toFixed(2)} spot instance-h, $${sp.revenueUsd.toFixed(2)} revenue`);
   }
+  const mg = s.engine.migrations;
+  if (mg) lines.push(`migrations: ${mg.completed} completed of ${mg.ordered} ordered (${mg.refused} refused, ${mg.dropped} dropped), mean downtime ${ms(mg.meanDowntimeS)}`);
   lines.push(`simulated ${s.sim.simulatedSeconds.toFixed(0)} s in ${s.sim.wallSeconds.toFixed(2)} s wall (${s.sim.events} events, ${s.engine.iterations} iterations, ${s.engine.preemptions} preemptions)`);
   process.stdout.write(lines.join('\n') + '\n');
 }

@@ -79,6 +79,9 @@ export class Engine {
   private rebuildDue = false;
   /** Requests `abort` asked to remove at the next boundary. */
   private readonly aborting = new Set<SimRequest>();
+  /** Requests `detach` asked to hand over at the next boundary, and those handed over since `takeDetached`. */
+  private readonly detaching = new Set<SimRequest>();
+  private detached: SimRequest[] = [];
 
   constructor(
     readonly id: number,
@@ -130,6 +133,81 @@ export class Engine {
     this.aborting.add(r);
     this.rebuildDue = true;
     return this.cutRun(now);
+  }
+
+  // ---- live migration (sim/migration.ts drives these) ------------------------------------------------
+
+  /**
+   * Holds `blocks` KV blocks for a request being copied here (Llumnix pre-allocates on the destination). They
+   * count as used until `release`; a decode run planned with them free is cut short. Returns a boundary time
+   * to schedule, or NaN, like `enqueue`.
+   */
+  reserve(blocks: number, now: number): number {
+    this.usedBlocks += blocks;
+    return this.cutRun(now);
+  }
+
+  /** Gives back blocks `reserve` held; a waiting request may now fit, so an idle engine with a queue wakes up. */
+  release(blocks: number, now: number): number {
+    this.usedBlocks -= blocks;
+    return this.wake(now);
+  }
+
+  /**
+   * Asks for a running request to leave with its KV at the next boundary (the last stage of a live migration:
+   * the iteration in flight completes first). `takeDetached` returns it afterwards with status `migrating`,
+   * unless it finished or was preempted meanwhile. Returns a boundary time to schedule, or NaN.
+   */
+  detach(r: SimRequest, now: number): number {
+    if (r.instance !== this.id || r.status !== 'running' || !this.busy) return NaN;
+    this.detaching.add(r);
+    this.rebuildDue = true;
+    return this.cutRun(now);
+  }
+
+  /** Requests `detach` asked for that left at a boundary since the last call (status `migrating`, KV kept). */
+  takeDetached(): SimRequest[] {
+    const out = this.detached;
+    this.detached = [];
+    return out;
+  }
+
+  /**
+   * Takes over a migrated request with its KV (no recompute) into the running set, converting `reservedBlocks`
+   * of an earlier `reserve`. If its KV grew past the reservation and blocks are short, the next rebuild
+   * preempts as for any running request (the newest first, which is this one).
+   */
+  attach(r: SimRequest, reservedBlocks: number, now: number): number {
+    this.usedBlocks -= reservedBlocks;
+    r.blocks = Math.ceil(r.kvTokens / this.cfg.blockTokens);
+    this.usedBlocks += r.blocks;
+    r.status = 'running';
+    r.instance = this.id;
+    this.running.push(r);
+    this.pendingTokens += pendingOf(r);
+    this.rebuildDue = true;
+    return this.wake(now);
+  }
+
+  /** Starts an idle engine with work, or cuts a busy one's run so the next rebuild sees a change. */
+  private wake(now: number): number {
+    if (this.busy) return this.cutRun(now);
+    if (this.running.length + this.waiting.size === 0) return NaN;
+    this.busy = true;
+    this.gen++;
+    return now;
+  }
+
+  private removeDetached(): void {
+    for (const r of this.detaching) {
+      if (r.status !== 'running' || r.instance !== this.id) continue; // finished or preempted meanwhile
+      this.pendingTokens -= pendingOf(r);
+      this.usedBlocks -= r.blocks;
+      r.blocks = 0;
+      r.status = 'migrating';
+      this.detached.push(r);
+    }
+    this.detaching.clear();
   }
 
   /** In fast mode, ends the decode run in progress at its first boundary ≥ now; the new boundary time or NaN. */
@@ -187,6 +265,7 @@ export class Engine {
     if (this.run !== null) this.applyRun(this.run, this.run.jEnd, true, now);
     else if (this.batch.length > 0) this.completeStep(now);
     if (this.aborting.size > 0) this.removeAborted();
+    if (this.detaching.size > 0) this.removeDetached();
     this.compactRunning();
 
     if (!this.keepsBatch()) this.buildBatch(now);

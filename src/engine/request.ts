@@ -1,6 +1,7 @@
 import type { TraceRequest } from '../workload/types.ts';
 
-export type RequestStatus = 'pending' | 'waiting' | 'running' | 'done' | 'dropped' | 'aborted';
+/** `migrating`: detached from one instance, its KV in transit to another (policy/routing migration, sim/migration.ts). */
+export type RequestStatus = 'pending' | 'waiting' | 'running' | 'migrating' | 'done' | 'dropped' | 'aborted';
 
 /**
  * A request inside the simulator: the trace fields plus the engine's progress counters. One class, one shape

@@ -2,6 +2,7 @@ import type { SimResult } from '../sim/simulator.ts';
 import { instanceHours } from '../sim/fleet.ts';
 import { latencyBlock, type LatencyBlock } from './collector.ts';
 import type { SpotSummary } from '../policy/sageserve/spot.ts';
+import type { MigrationSummary } from '../sim/migration.ts';
 
 export interface Summary extends Omit<LatencyBlock, 'requests'> {
   scenario: string;
@@ -22,7 +23,8 @@ export interface Summary extends Omit<LatencyBlock, 'requests'> {
     costUsd: number;
     pools: Record<string, { instances: number; instanceHours: number; gpuHours: number; costUsd: number }>;
   };
-  engine: { iterations: number; preemptions: number };
+  /** `migrations` only with a router that migrates requests (Llumnix with `migration.enabled`). */
+  engine: { iterations: number; preemptions: number; migrations?: MigrationSummary };
   tiers?: Record<string, LatencyBlock>;
   /**
    * Only when the SLO sets a utility: what requests earned by meeting their targets (each its tier's utility,
@@ -97,7 +99,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       costUsd: cost,
       pools,
     },
-    engine: { iterations: res.iterations, preemptions: res.preemptions },
+    engine: { iterations: res.iterations, preemptions: res.preemptions, ...(res.migrations ? { migrations: res.migrations } : {}) },
     sim: { simulatedSeconds: endS, events: res.events, wallSeconds },
   };
   if (res.spot) {

@@ -241,6 +241,21 @@ export const scenarioSchema = z
      * it reaches the instance (so it is part of TTFT and E2E). Unset or 0: none.
      */
     network: networkSchema.optional(),
+    /**
+     * How live migration moves a request's KV between instances when a router orders it (Llumnix with
+     * `routing.options.migration.enabled`; sim/migration.ts). Defaults [ours]: 10 GB/s between instances (PCIe 4.0
+     * peaks at 25; Llumnix's default gloo backend stages through host memory), 20 ms of fixed suspension, and
+     * Llumnix's own `--migration-last-stage-max-blocks` 16 and `--migration-max-stages` 3.
+     */
+    migration: z
+      .object({
+        bandwidthGBps: z.number().positive().default(10),
+        stallS: seconds.default(0.02),
+        lastStageMaxBlocks: posInt.default(16),
+        maxStages: posInt.default(3),
+      })
+      .strict()
+      .default({ bandwidthGBps: 10, stallS: 0.02, lastStageMaxBlocks: 16, maxStages: 3 }),
     /** Run-time safety net: a request routed nowhere for this long is dropped with reason 'no-instance'. */
     maxDeferS: z.number().positive().default(3600),
   })

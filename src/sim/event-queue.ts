@@ -13,7 +13,9 @@ export type SimEvent =
   | { kind: 'boundary'; t: number; seq: number; instance: number; gen: number }
   | { kind: 'sample'; t: number; seq: number }
   | { kind: 'control'; t: number; seq: number }
-  | { kind: 'scale'; t: number; seq: number };
+  | { kind: 'scale'; t: number; seq: number }
+  | { kind: 'migration'; t: number; seq: number; req: number }
+  | { kind: 'rebalance'; t: number; seq: number };
 
 export const KIND_RANK: Record<SimEvent['kind'], number> = {
   ready: 0, // a new instance is routable from its ready time on
@@ -23,6 +25,8 @@ export const KIND_RANK: Record<SimEvent['kind'], number> = {
   sample: 3, // the timeline sees all state changes at t
   control: 4, // scheduled fleet actions act on the state the timeline recorded
   scale: 5, // a scaling policy sees the scheduled actions of the same instant
+  migration: 2, // a copy stage ends or a migrated request lands like an iteration boundary
+  rebalance: 3, // a migrating router sees all state changes at t, like a sample
 };
 
 /** Binary min-heap of events; `seq` makes order total and deterministic. */

@@ -19,6 +19,8 @@ export interface PoolRuntime {
   queueOrder: QueueOrderFactory;
   /** Seconds from "add" to routable: VM acquisition + model load. */
   provisionS: number;
+  /** KV bytes one token occupies on an instance (what a migration copies). */
+  kvBytesPerToken: number;
 }
 
 /** One instance: its engine, lifecycle times, and the load signals policies read through `InstanceView`. */

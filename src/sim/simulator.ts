@@ -3,7 +3,7 @@ import type { EngineConfig } from '../engine/engine.ts';
 import { SimRequest } from '../engine/request.ts';
 import { RequestLog } from '../metrics/collector.ts';
 import { BUILTIN_CATALOG, getHardware, getModel, loadCatalogFile, type Catalog } from '../model/catalog.ts';
-import { makePerfModel, planMemory } from '../perf/index.ts';
+import { kvBytesPerToken, makePerfModel, planMemory } from '../perf/index.ts';
 import type { PerfModel } from '../perf/types.ts';
 import { createRouter } from '../policy/routing/registry.ts';
 import { Governor } from '../policy/scaling/governor.ts';
@@ -20,6 +20,7 @@ import { openWorkload } from '../workload/schema.ts';
 import type { TraceRequest } from '../workload/types.ts';
 import { EventQueue } from './event-queue.ts';
 import { Fleet, type Instance, type PoolRuntime } from './fleet.ts';
+import { Migrations, type MigrationSummary } from './migration.ts';
 import { Timeline } from './timeline.ts';
 import { SpotPool, type SpotSummary } from '../policy/sageserve/spot.ts';
 
@@ -43,6 +44,8 @@ export interface SimResult {
   preemptions: number;
   /** The spot pool's accounts (only with `fleet.spot`). */
   spot?: SpotSummary;
+  /** Live migrations (only with a router that migrates, e.g. Llumnix with `migration.enabled`). */
+  migrations?: MigrationSummary;
 }
 
 /** Builds the runtime of every pool: catalog entries, perf model, KV capacity, engine settings. */
@@ -91,6 +94,7 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
       engine,
       queueOrder: bindQueueOrder(p.engine?.queueOrder ?? sc.scheduling?.policy ?? sc.engine.queueOrder, sc.scheduling?.options),
       provisionS: sc.fleet.provisioning.vmAcquireS + sc.fleet.provisioning.modelLoadS,
+      kvBytesPerToken: kvBytesPerToken(model, p.tp),
     };
   });
 }
@@ -250,6 +254,25 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     else q.push({ kind: 'ready', t: t + lead, instance: inst.id });
   };
 
+  // Live migration, when the router rebalances running requests (Llumnix).
+  const migrations = router.migrate ? new Migrations(sc.migration, fleet, {
+    at: (t, req) => q.push({ kind: 'migration', t, req }),
+    boundary: (inst, t) => q.push({ kind: 'boundary', t, instance: inst.id, gen: inst.engine.gen }),
+    reroute: (r, t) => {
+      const d = dispatch(r, t);
+      if (d === 'held') hold(r);
+      else if (d === 'deferred') deferred.push(r);
+    },
+  }) : null;
+  if (migrations) {
+    sc.fleet.pools.forEach((p, i) => {
+      if ((p.engine?.scheduler ?? sc.engine.scheduler) === 'splitwise') {
+        throw new ConfigError({ path: `fleet.pools[${i}].engine.scheduler`, expected: `vllm or vllm-v0 (router ${router.name} migrates requests; the splitwise builder reserves KV differently)`, got: 'splitwise' });
+      }
+    });
+    q.push({ kind: 'rebalance', t: router.migrateIntervalS ?? 1 });
+  }
+
   const actions = [...sc.scaling.actions].sort((a, b) => a.atS - b.atS);
   let nextAction = 0;
   if (actions.length > 0) q.push({ kind: 'control', t: actions[0]!.atS });
@@ -316,9 +339,22 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
           break;
         }
         fleet.now = now; // deadline-aware queue orders read the clock while the engine builds the batch
+        const detaching = migrations !== null && migrations.detaching(inst);
         const next = inst.engine.onBoundary(now);
         if (!Number.isNaN(next)) q.push({ kind: 'boundary', t: next, instance: inst.id, gen: inst.engine.gen });
         else if (inst.state === 'draining') fleet.stopIfDrained(inst, now);
+        if (detaching) migrations.afterBoundary(inst, now);
+        break;
+      }
+      case 'migration': {
+        fleet.now = now;
+        migrations!.onTimer(ev.req, now);
+        break;
+      }
+      case 'rebalance': {
+        fleet.now = now;
+        for (const o of router.migrate!(fleet, migrations!.busy())) migrations!.start(o, now);
+        if (workLeft()) q.push({ kind: 'rebalance', t: now + router.migrateIntervalS! });
         break;
       }
       case 'ready': {
@@ -393,6 +429,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   }
   const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions };
   if (spot) res.spot = spot.summary(endS);
+  if (migrations) res.migrations = migrations.summary();
   return res;
 }
 

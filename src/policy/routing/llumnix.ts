@@ -1,6 +1,30 @@
 import { z } from 'zod';
-import type { InstanceView } from '../types.ts';
-import { NO_INSTANCE, type RouterEntry } from './types.ts';
+import type { FleetView, InstanceView } from '../types.ts';
+import { NO_INSTANCE, type MigrationOrder, type RouterEntry } from './types.ts';
+
+/**
+ * Llumnix's live migration (`--enable-migration`), with its defaults (docs/Arguments.md): every polling interval
+ * (`--polling-interval` 0.05 s, `--pair-migration-frequency` 1) instances are paired by their migration load
+ * (`--migration-load-metric remaining_steps`: free KV blocks per running request). Sources: fewer than
+ * `--migrate-out-threshold` 3 blocks per request, or a preempted request waiting to recompute (Llumnix's "killed
+ * requests"); destinations: more than 3 and none preempted. `--pair-migration-policy defrag` zips the most loaded
+ * sources with the least loaded destinations; `balanced` also requires the pair's load gap to shrink. One request
+ * per pair per interval, chosen by `--request-migration-policy SR` (the shortest running one).
+ */
+export const llumnixMigrationOptions = z
+  .object({
+    enabled: z.boolean().default(false),
+    intervalS: z.number().positive().max(3600).default(0.05),
+    pairPolicy: z.enum(['defrag', 'balanced']).default('defrag'),
+    /** Free KV blocks per running request below which an instance migrates out (above: it may take one in). */
+    outThresholdBlocks: z.number().min(0).default(3),
+    /** The block size the threshold counts in (vLLM's 16). */
+    blockTokens: z.number().int().positive().default(16),
+    /** SR: shortest running (fewest KV tokens), LR: longest running, LCR: last come running. */
+    requestPolicy: z.enum(['SR', 'LR', 'LCR']).default('SR'),
+  })
+  .strict();
+type MigrationOpts = z.infer<typeof llumnixMigrationOptions>;
 
 export const llumnixOptions = z
   .object({
@@ -17,6 +41,8 @@ export const llumnixOptions = z
      * arrive within one interval do not see each other.
      */
     refreshS: z.number().min(0).max(3600).default(0),
+    /** Live migration of running requests between instances; off by default (dispatch only). */
+    migration: llumnixMigrationOptions.default(llumnixMigrationOptions.parse({})),
   })
   .strict();
 
@@ -39,11 +65,81 @@ function negRemainingSteps(i: InstanceView): number {
   return -((1 - i.kvUsedFraction) * m - waitingDemandTokens(i)) / i.outstandingRequests;
 }
 
+/** Llumnix's migration load, in free blocks per running request (+∞ with none running: the freest). */
+function freeBlocksPerRequest(i: InstanceView, blockTokens: number): number {
+  if (i.numRunning === 0) return Infinity;
+  return ((1 - i.kvUsedFraction) * i.kvCapacityTokens) / blockTokens / i.numRunning;
+}
+
+/** Whether a request on the instance was preempted and waits to recompute (Llumnix's `num_killed_requests > 0`). */
+function hasKilled(i: InstanceView): boolean {
+  if (i.numWaiting === 0) return false;
+  for (const r of i.requests()) if (r.status !== 'running' && r.generated > 0) return true;
+  return false;
+}
+
+/** The migration orders of one polling interval (see `llumnixMigrationOptions`). */
+export function llumnixMigrations(view: FleetView, busy: ReadonlySet<number>, o: MigrationOpts): MigrationOrder[] {
+  const byModel = new Map<string, InstanceView[]>();
+  for (const i of view.instances) {
+    if (i.state !== 'ready' || busy.has(i.id)) continue;
+    const list = byModel.get(i.model);
+    if (list) list.push(i);
+    else byModel.set(i.model, [i]);
+  }
+  const orders: MigrationOrder[] = [];
+  for (const insts of byModel.values()) {
+    if (insts.length < 2) continue;
+    const load = new Map<number, number>();
+    const killed = new Map<number, boolean>();
+    for (const i of insts) {
+      load.set(i.id, freeBlocksPerRequest(i, o.blockTokens));
+      killed.set(i.id, hasKilled(i));
+    }
+    const src = insts.filter((i) => killed.get(i.id) || load.get(i.id)! < o.outThresholdBlocks);
+    const dst = insts.filter((i) => !killed.get(i.id) && load.get(i.id)! > o.outThresholdBlocks);
+    src.sort((a, b) => load.get(a.id)! - load.get(b.id)! || a.id - b.id); // most loaded first
+    dst.sort((a, b) => load.get(b.id)! - load.get(a.id)! || a.id - b.id); // least loaded first
+    for (let k = 0; k < Math.min(src.length, dst.length); k++) {
+      const s = src[k]!;
+      const d = dst[k]!;
+      if (o.pairPolicy === 'balanced' && !balancedGain(s, d, o)) continue;
+      const r = pickRequest(s, o.requestPolicy);
+      if (r !== undefined) orders.push({ request: r, from: s.id, to: d.id, reason: `${o.pairPolicy}-${o.requestPolicy}` });
+    }
+  }
+  return orders;
+}
+
+/** Llumnix `Balanced`: migrate only if moving one average request narrows the pair's load gap without inverting it. */
+function balancedGain(s: InstanceView, d: InstanceView, o: MigrationOpts): boolean {
+  const free = (i: InstanceView) => ((1 - i.kvUsedFraction) * i.kvCapacityTokens) / o.blockTokens;
+  const perReq = (s.kvUsedFraction * s.kvCapacityTokens) / o.blockTokens / Math.max(1, s.numRunning);
+  const before = free(d) / Math.max(1, d.numRunning) - free(s) / Math.max(1, s.numRunning);
+  const sAfter = s.numRunning > 1 ? (free(s) + perReq) / (s.numRunning - 1) : Infinity;
+  const dAfter = (free(d) - perReq) / (d.numRunning + 1);
+  const after = dAfter - sAfter;
+  return after > 0 && after < before;
+}
+
+/** The running, decoding request the request policy moves (undefined: none can move). */
+function pickRequest(i: InstanceView, policy: MigrationOpts['requestPolicy']): number | undefined {
+  let best: { id: number; key: number } | undefined;
+  const reqs = i.requests();
+  for (let k = 0; k < reqs.length; k++) {
+    const r = reqs[k]!;
+    if (r.status !== 'running' || r.prefilled < r.prefillTarget || r.generated < 1) continue;
+    const key = policy === 'SR' ? r.kvTokens : policy === 'LR' ? -r.kvTokens : -k;
+    if (best === undefined || key < best.key) best = { id: r.id, key };
+  }
+  return best?.id;
+}
+
 /**
  * A Llumnix-like dispatcher (anchors doc §2.11, Llumnix `load` dispatch policy, top-1): the instance with the lowest
- * KV-demand load, counting queued requests' demand as if already admitted (Llumnix's "virtual usage"). Llumnix's
- * live migration between instances is not modelled (the simulator has no migration), so this is its dispatch
- * half only; ties go to the lowest id. Worked number (M = 10,000): one request holding 3,000 tokens → 7,000 free
+ * KV-demand load, counting queued requests' demand as if already admitted (Llumnix's "virtual usage"); ties go to
+ * the lowest id. With `migration.enabled` it also live-migrates running requests (`llumnixMigrations`, carried out
+ * by sim/migration.ts). Worked number (M = 10,000): one request holding 3,000 tokens → 7,000 free
  * per request; ten requests holding 200 each → 800 per request: remaining-steps picks the first.
  */
 export const llumnix = {
@@ -53,8 +149,10 @@ export const llumnix = {
     const reason = opts.metric === 'kv-blocks-ratio' ? 'lowest-kv-demand' : 'most-freeness';
     const cache = new Map<number, number>();
     let readAt = -Infinity;
+    const mig = opts.migration;
     return {
       name: 'llumnix',
+      ...(mig.enabled ? { migrateIntervalS: mig.intervalS, migrate: (view: FleetView, busy: ReadonlySet<number>) => llumnixMigrations(view, busy, mig) } : {}),
       route(req, view) {
         const c = view.routable(req.model);
         if (c.length === 0) return NO_INSTANCE;

@@ -14,9 +14,24 @@ export type RouteDecision =
       hold?: boolean;
     };
 
+/** Move a running request's KV from one instance to another (Llumnix's live migration; see sim/migration.ts). */
+export interface MigrationOrder {
+  request: number;
+  from: number;
+  to: number;
+  reason: string;
+}
+
 export interface Router {
   readonly name: string;
   route(req: RequestView, view: FleetView): RouteDecision;
+  /**
+   * Routers that also rebalance running requests (Llumnix) set this: seconds between `migrate` calls. The
+   * simulator carries the orders out; live planes ignore them (no engine there can move a request).
+   */
+  readonly migrateIntervalS?: number;
+  /** Migrations to start now. `busy` holds instances with a migration in flight (in or out); order at most one per request. */
+  migrate?(view: FleetView, busy: ReadonlySet<number>): MigrationOrder[];
 }
 
 /** A router factory with the schema of its options (validated once, from the scenario's `routing.options`). */

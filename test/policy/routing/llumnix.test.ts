@@ -44,3 +44,66 @@ test('llumnix with refreshS reuses the loads it read until the interval has pass
   assert.equal(to(r.route(newReq(10, 10), b(0.05))), 1);
   assert.equal(to(createRouter('llumnix', {}, ctx).route(newReq(10, 10), b(0.04))), 1);
 });
+
+// ---- migration (Llumnix --enable-migration) ----
+
+const migrating = (o: Record<string, unknown> = {}) => createRouter('llumnix', { migration: { enabled: true, ...o } }, ctx);
+
+// M = 1,600 tokens = 100 blocks of 16. 0: four requests holding 390 tokens each → 40 free tokens = 2.5 blocks,
+// 0.625 blocks per request (< 3: a source). 1: one request of 100 tokens → 93.75 free blocks (a destination).
+// 2: two requests of 600 tokens → 400 free tokens = 25 blocks, 12.5 per request (a destination, less free than 1).
+const crowded = () =>
+  fleetView([
+    instance(0, [
+      prog({ id: 10, inputTokens: 300, predicted: 200, generated: 91 }),
+      prog({ id: 11, inputTokens: 200, predicted: 300, generated: 191 }),
+      prog({ id: 12, inputTokens: 389, predicted: 10, generated: 2 }),
+      prog({ id: 13, inputTokens: 390, predicted: 10, generated: 1 }),
+    ], { kvCapacityTokens: 1600 }),
+    instance(1, [prog({ id: 20, inputTokens: 100, predicted: 10, generated: 1 })], { kvCapacityTokens: 1600 }),
+    instance(2, [prog({ id: 30, inputTokens: 600, predicted: 10, generated: 1 }), prog({ id: 31, inputTokens: 600, predicted: 10, generated: 1 })], { kvCapacityTokens: 1600 }),
+  ]);
+
+test('llumnix migrates only when enabled, every 0.05 s by default', () => {
+  assert.equal(createRouter('llumnix', {}, ctx).migrate, undefined);
+  assert.equal(migrating().migrateIntervalS, 0.05);
+});
+
+test('llumnix migration pairs the most loaded source with the least loaded destination and moves its shortest running request', () => {
+  const orders = migrating().migrate!(crowded(), new Set());
+  // All four hold 390 tokens: SR takes the first in admission order.
+  assert.deepEqual(orders, [{ request: 10, from: 0, to: 1, reason: 'defrag-SR' }]);
+});
+
+test('llumnix migration by LR and LCR picks the longest and the last admitted running request', () => {
+  const v = fleetView([
+    instance(0, [
+      prog({ id: 1, inputTokens: 500, predicted: 100, generated: 50 }),
+      prog({ id: 2, inputTokens: 300, predicted: 100, generated: 10 }),
+      prog({ id: 3, inputTokens: 700, predicted: 100, generated: 1, status: 'running', prefillLeft: 0 }),
+    ], { kvCapacityTokens: 1600 }),
+    instance(1, [], { kvCapacityTokens: 1600 }),
+  ]);
+  assert.equal(migrating({ requestPolicy: 'LR' }).migrate!(v, new Set())[0]!.request, 3);
+  assert.equal(migrating({ requestPolicy: 'LCR' }).migrate!(v, new Set())[0]!.request, 3);
+  assert.equal(migrating({ requestPolicy: 'SR' }).migrate!(v, new Set())[0]!.request, 2);
+});
+
+test('llumnix migration leaves alone instances already migrating, roomy sources and requests still in prefill', () => {
+  assert.deepEqual(migrating().migrate!(crowded(), new Set([1])), [{ request: 10, from: 0, to: 2, reason: 'defrag-SR' }]);
+  assert.deepEqual(migrating().migrate!(crowded(), new Set([0])), []);
+  assert.deepEqual(migrating({ outThresholdBlocks: 0.5 }).migrate!(crowded(), new Set()), []);
+  const prefilling = fleetView([
+    instance(0, [prog({ id: 1, inputTokens: 1590, predicted: 10, generated: 0, prefillLeft: 100 })], { kvCapacityTokens: 1600 }),
+    instance(1, [], { kvCapacityTokens: 1600 }),
+  ]);
+  assert.deepEqual(migrating().migrate!(prefilling, new Set()), []);
+});
+
+test('llumnix migration treats an instance with a preempted request waiting to recompute as a source', () => {
+  const v = fleetView([
+    instance(0, [prog({ id: 1, inputTokens: 100, predicted: 100, generated: 5 }), prog({ id: 2, inputTokens: 50, predicted: 100, generated: 3, status: 'waiting' })], { kvCapacityTokens: 1600 }),
+    instance(1, [], { kvCapacityTokens: 1600 }),
+  ]);
+  assert.deepEqual(migrating().migrate!(v, new Set()), [{ request: 1, from: 0, to: 1, reason: 'defrag-SR' }]);
+});

@@ -1,0 +1,60 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { simulate } from '../../src/sim/simulator.ts';
+import { outcomes, run, scenarioFor, writeTrace, type Req } from '../helpers/sim.ts';
+
+// One instance until t = 0.5 s, when a second one joins (no provisioning delay). Twelve requests arrive before it,
+// on a KV pool of 96 blocks × 16 tokens: instance 0 runs out of free blocks per request (Llumnix's migrate-out
+// trigger) while instance 1, empty, is the freest destination.
+const early: Req[] = Array.from({ length: 12 }, (_, i) => ({ t: 0.01 * i, in: 64 + 8 * i, out: 120 }));
+const late: Req[] = Array.from({ length: 4 }, (_, i) => ({ t: 0.6 + 0.01 * i, in: 32, out: 20 }));
+const trace = writeTrace([...early, ...late]);
+
+const scenario = (migration: boolean, extra: Record<string, unknown> = {}) =>
+  scenarioFor(trace, {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 1 }], provisioning: { vmAcquireS: 0, modelLoadS: 0 } },
+    engine: { kvBlocks: 96, blockTokens: 16 },
+    routing: { policy: 'llumnix', options: { migration: { enabled: migration } } },
+    scaling: { policy: 'scheduled', actions: [{ atS: 0.5, action: 'add', pool: 'p', count: 1 }] },
+    ...extra,
+  });
+
+/** Requests that arrived before instance 1 existed yet finished there. */
+const movedToNewInstance = (res: ReturnType<typeof run>) => {
+  let n = 0;
+  for (let i = 0; i < early.length; i++) if (res.log.instance[i] === 1) n++;
+  return n;
+};
+
+test('without migration a request stays on the instance it was sent to', () => {
+  const res = run(scenario(false), 'fast');
+  assert.equal(movedToNewInstance(res), 0);
+  assert.equal(res.migrations, undefined);
+});
+
+test('llumnix migration moves running requests to a new, empty instance and every request still completes', () => {
+  const res = run(scenario(true), 'fast');
+  const m = res.migrations!;
+  assert.ok(m.completed > 0, `completed ${m.completed}`);
+  assert.ok(movedToNewInstance(res) > 0);
+  for (let i = 0; i < res.log.n; i++) assert.ok(res.log.isDone(i), `request ${i}`);
+  assert.equal(m.ordered, m.completed + m.refused + m.dropped);
+});
+
+test('a migration’s downtime is the stall plus its last copy stage', () => {
+  const m = run(scenario(true), 'fast').migrations!;
+  // llama3.1-8b: 2 · 32 layers · 8 KV heads · 128 · 2 bytes = 131,072 bytes a token; 10 GB/s; last stage ≤ 16 blocks.
+  const lastStageMaxS = (16 * 16 * 131_072) / 10e9;
+  assert.ok(m.meanDowntimeS >= 0.02 && m.meanDowntimeS <= 0.02 + lastStageMaxS, `downtime ${m.meanDowntimeS}`);
+  const slow = run(scenario(true, { migration: { stallS: 0.2 } }), 'fast').migrations!;
+  assert.ok(slow.meanDowntimeS >= 0.2, `downtime ${slow.meanDowntimeS}`);
+});
+
+test('migration gives the same per-request results in fast and step engine modes', () => {
+  assert.deepEqual(outcomes(run(scenario(true), 'fast')), outcomes(run(scenario(true), 'step')));
+});
+
+test('a migrating router with the splitwise builder is refused with the field named', () => {
+  const sc = scenario(true, { engine: { kvBlocks: 96, blockTokens: 16, scheduler: 'splitwise' } });
+  assert.throws(() => simulate(sc, '.', { mode: 'fast' }), /fleet\.pools\[0\]\.engine\.scheduler/);
+});
