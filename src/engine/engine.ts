@@ -82,6 +82,11 @@ export class Engine {
   /** Requests `detach` asked to hand over at the next boundary, and those handed over since `takeDetached`. */
   private readonly detaching = new Set<SimRequest>();
   private detached: SimRequest[] = [];
+  /**
+   * Blocks held for requests migrating in (part of `usedBlocks`). While any are held the engine may idle with a
+   * queue that does not fit; the hand-over or the release wakes it.
+   */
+  migrationBlocks = 0;
 
   constructor(
     readonly id: number,
@@ -144,12 +149,14 @@ export class Engine {
    */
   reserve(blocks: number, now: number): number {
     this.usedBlocks += blocks;
+    this.migrationBlocks += blocks;
     return this.cutRun(now);
   }
 
   /** Gives back blocks `reserve` held; a waiting request may now fit, so an idle engine with a queue wakes up. */
   release(blocks: number, now: number): number {
     this.usedBlocks -= blocks;
+    this.migrationBlocks -= blocks;
     return this.wake(now);
   }
 
@@ -179,6 +186,7 @@ export class Engine {
    */
   attach(r: SimRequest, reservedBlocks: number, now: number): number {
     this.usedBlocks -= reservedBlocks;
+    this.migrationBlocks -= reservedBlocks;
     r.blocks = Math.ceil(r.kvTokens / this.cfg.blockTokens);
     this.usedBlocks += r.blocks;
     r.status = 'running';

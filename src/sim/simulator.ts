@@ -371,7 +371,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         // An idle engine holding requests would never be woken again (and the run would sample forever).
         for (const inst of fleet.instances) {
           const e = inst.engine;
-          invariant(e.isBusy || e.numRunning + e.numWaiting === 0, `instance ${inst.id} stalled idle with ${e.numRunning + e.numWaiting} requests`);
+          invariant(e.isBusy || e.numRunning + e.numWaiting === 0 || e.migrationBlocks > 0, `instance ${inst.id} stalled idle with ${e.numRunning + e.numWaiting} requests`);
         }
         if (workLeft()) q.push({ kind: 'sample', t: now + sc.output.timelineIntervalS });
         break;

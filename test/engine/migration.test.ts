@@ -74,7 +74,9 @@ test('releasing reserved blocks wakes an idle engine whose queue waited for them
   t = a.onBoundary(t); // no block free: nothing runs, the engine goes idle with a queue
   assert.ok(Number.isNaN(t));
   assert.equal(r.status, 'waiting');
+  assert.equal(a.migrationBlocks, 8);
   t = a.release(8, 1);
+  assert.equal(a.migrationBlocks, 0);
   assert.equal(t, 1);
   while (!Number.isNaN(t)) t = a.onBoundary(t);
   assert.equal(r.status, 'done');

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { simulate } from '../../src/sim/simulator.ts';
 import { outcomes, run, scenarioFor, writeTrace, type Req } from '../helpers/sim.ts';
 
@@ -57,4 +58,39 @@ test('migration gives the same per-request results in fast and step engine modes
 test('a migrating router with the splitwise builder is refused with the field named', () => {
   const sc = scenario(true, { engine: { kvBlocks: 96, blockTokens: 16, scheduler: 'splitwise' } });
   assert.throws(() => simulate(sc, '.', { mode: 'fast' }), /fleet\.pools\[0\]\.engine\.scheduler/);
+});
+
+test('with migration every request still finishes exactly once, and fast and step modes agree (property)', () => {
+  const reqs = fc
+    .array(fc.record({ gap: fc.double({ min: 0, max: 0.05, noNaN: true }), in: fc.integer({ min: 1, max: 900 }), out: fc.integer({ min: 1, max: 300 }) }), { minLength: 1, maxLength: 40 })
+    .map((rs) => {
+      let t = 0;
+      return rs.map((r) => ({ t: (t += r.gap), in: r.in, out: r.out }));
+    });
+  const cfg = fc.record({
+    scheduler: fc.constantFrom('vllm', 'vllm-v0'),
+    kvBlocks: fc.integer({ min: 80, max: 300 }),
+    instances: fc.integer({ min: 1, max: 3 }),
+    joinS: fc.double({ min: 0, max: 1, noNaN: true }),
+    stallS: fc.constantFrom(0, 0.02, 0.3),
+    bandwidthGBps: fc.constantFrom(0.1, 10),
+  });
+  fc.assert(
+    fc.property(reqs, cfg, (rs, c) => {
+      const sc = scenarioFor(writeTrace(rs), {
+        fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: c.instances }], provisioning: { vmAcquireS: 0, modelLoadS: 0 } },
+        engine: { scheduler: c.scheduler, kvBlocks: c.kvBlocks, blockTokens: 16, maxNumSeqs: 16, maxBatchedTokens: 1024, chunkedPrefill: false },
+        routing: { policy: 'llumnix', options: { migration: { enabled: true } } },
+        scaling: { policy: 'scheduled', actions: [{ atS: c.joinS, action: 'add', pool: 'p', count: 1 }] },
+        migration: { stallS: c.stallS, bandwidthGBps: c.bandwidthGBps },
+        output: { timelineIntervalS: 0.05 },
+      });
+      const fast = run(sc, 'fast');
+      for (let i = 0; i < fast.log.n; i++) assert.ok(fast.log.isDone(i) || fast.log.isDropped(i), `request ${i} neither finished nor dropped`);
+      const m = fast.migrations!;
+      assert.equal(m.ordered, m.completed + m.refused + m.dropped);
+      assert.deepEqual(outcomes(fast), outcomes(run(sc, 'step')));
+    }),
+    { numRuns: 40, seed: 7 },
+  );
 });
