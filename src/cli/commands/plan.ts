@@ -8,6 +8,7 @@ import { generateProblem } from '../../optimize/joint-allocation/generate.ts';
 import { buildMilp, type Encoding } from '../../optimize/joint-allocation/milp.ts';
 import { SOLVERS, solveCoefficients, type Plan, type SolverName } from '../../optimize/joint-allocation/plan.ts';
 import { loadProblem, type Problem } from '../../optimize/joint-allocation/problem.ts';
+import { parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
 import { ablationStudy, optimalityStudy, robustnessStudy, runtimeStudy, table2Suite } from '../../optimize/joint-allocation/studies.ts';
 import { toLpString } from '../../optimize/highs.ts';
 
@@ -26,6 +27,7 @@ interface PlanFlags {
   trials?: string;
   sizes?: string;
   suite?: boolean;
+  headroom?: string;
 }
 
 function num(flag: string, v: string, opts: { int?: boolean; min?: number } = {}): number {
@@ -67,6 +69,11 @@ function printPlan(plan: Plan): void {
     o.write(`  ${t.type.padEnd(20)} served ${(t.served * 100).toFixed(1).padStart(5)} %  delay ${fmt(t.delayS)}/${t.delaySloS} s  error ${fmt(t.error, 4)}/${t.errorSlo}\n`);
   }
   if (!plan.feasible && plan.violations.length) o.write(`violations: ${plan.violations.slice(0, 5).map((v) => `${v.family} ${v.where}`).join('; ')}\n`);
+  if (plan.headroom) {
+    const h = plan.headroom;
+    o.write(`headroom: demand +${+(h.demand * 100).toFixed(4)} %, delay/error +${+(h.slo * 100).toFixed(4)} %; the plan's own (inflated) objective $${fmt(h.inflatedObjective)}` +
+      (h.inflatedBound !== null ? `, inflated bound $${fmt(h.inflatedBound)}` : '') + '\n');
+  }
   for (const n of plan.notes) o.write(`note: ${n}\n`);
 }
 
@@ -75,6 +82,8 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
   const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1 }) : undefined;
   const seed = num('seed', f.seed, { int: true });
   const sizes = f.sizes ? f.sizes.split(';').map((s) => parseSize('sizes', s)) : undefined;
+  const headroom = f.headroom !== undefined ? parseHeadroom('headroom', f.headroom) : undefined;
+  if (headroom && which !== 'robustness') throw new UserError('--headroom: only for plan (one plan) and plan study robustness (the AGH-H / DM-H rows)');
   let result: unknown;
   switch (which) {
     case 'runtime': {
@@ -111,8 +120,10 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
         seed, progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
         ...(f.scenarios ? { scenarios: num('scenarios', f.scenarios, { int: true, min: 1 }) } : {}),
         ...(f.trials ? { trials: num('trials', f.trials, { int: true, min: 1 }) } : {}),
+        ...(headroom ? { headroom } : {}),
       });
       const o = process.stdout;
+      o.write(`headroom of AGH-H / DM-H: demand +${+(r.headroom.demand * 100).toFixed(4)} %, delay/error +${+(r.headroom.slo * 100).toFixed(4)} %\n`);
       o.write('nominal (Stage 1): ' + r.nominal.map((n) => `${n.method} $${fmt(n.objective)} (${n.gpus} GPU${n.feasible ? '' : ', infeasible'})`).join('; ') + '\n');
       for (const s of r.scenarios) {
         o.write(`\nStage 2, ${s.count} scenarios, stress ×${s.stress}\n| method | Stage-1 $ | expected cost $ | violation % | served % |\n|---|---|---|---|---|\n`);
@@ -129,6 +140,7 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
         suite = await table2Suite({
           seed, progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
           ...(f.scenarios ? { scenarios: num('scenarios', f.scenarios, { int: true, min: 1 }) } : {}),
+          ...(headroom ? { headroom } : {}),
         });
         o.write('\nTable II suite (δ, φ_v), Stage 2 at stress ×1\n| scenario | method | Stage-1 $ | expected cost $ | violation % |\n|---|---|---|---|---|\n');
         for (const x of suite) o.write(`| ${x.scenario} | ${x.method} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} |\n`);
@@ -162,6 +174,7 @@ export function registerPlan(program: Command): void {
     .option('--trials <n>', 'robustness study: GRW trials per σ (default 3)')
     .option('--sizes <list>', 'studies: sizes as "I,J,K;I,J,K"')
     .option('--suite', 'robustness study: also run the Table II scenarios S1–S5 (δ, φ_v)')
+    .option('--headroom <d,s>', 'plan against demand × (1+d) and delay/error × (1+s), then report on the nominal coefficients (default off; robustness study: headroom of the AGH-H / DM-H rows, default 0.2,0.25)')
     .action(async (mode: string | undefined, which: string | undefined, f: PlanFlags) => {
       if (mode !== undefined && mode !== 'study') throw new UserError(`plan: unexpected argument ${JSON.stringify(mode)} (did you mean "plan study ${mode}"?)`);
       if (mode === 'study') return runStudy(which, f);
@@ -169,6 +182,7 @@ export function registerPlan(program: Command): void {
       if (f.encoding !== 'paper' && f.encoding !== 'compact') throw new UserError(`--encoding: expected paper or compact, got ${JSON.stringify(f.encoding)}`);
       if (!!f.problem === !!f.generate) throw new UserError('plan: give exactly one of --problem FILE or --generate I,J,K');
       const seed = num('seed', f.seed, { int: true });
+      const headroom = f.headroom !== undefined ? parseHeadroom('headroom', f.headroom) : undefined;
       let problem: Problem;
       if (f.problem) problem = loadProblem(f.problem);
       else {
@@ -177,11 +191,13 @@ export function registerPlan(program: Command): void {
       }
       const c = buildCoefficients(problem);
       const encoding = f.encoding as Encoding;
-      if (f.writeLp) writeFileSync(f.writeLp, toLpString(buildMilp(c, { encoding }).model));
+      // With --headroom the LP file is the inflated model the MILP solves.
+      if (f.writeLp) writeFileSync(f.writeLp, toLpString(buildMilp(headroom ? withHeadroom(c, headroom) : c, { encoding }).model));
       const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1 }) : undefined;
       const btl = num('bound-time-limit', f.boundTimeLimit ?? '10', { min: 0 });
       const plan = await solveCoefficients(c, {
         solver: f.solver as SolverName, seed, encoding, boundTimeLimitS: btl, ...(tl !== undefined ? { timeLimitS: tl } : {}),
+        ...(headroom ? { headroom } : {}),
       });
       printPlan(plan);
       if (f.out) {

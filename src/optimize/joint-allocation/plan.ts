@@ -5,6 +5,8 @@ import { evaluate, type Allocation, type CostBreakdown, type TypeReport, type Vi
 import { greedy } from './gh.ts';
 import { solveMilp, type Encoding } from './milp.ts';
 import type { Problem } from './problem.ts';
+import { checkHeadroom, isNoHeadroom, withHeadroom, type Headroom } from './headroom.ts';
+import { routeFixed } from './route.ts';
 
 export const SOLVERS = ['milp', 'gh', 'agh', 'lpr', 'dvr', 'hf'] as const;
 export type SolverName = (typeof SOLVERS)[number];
@@ -51,6 +53,8 @@ export interface Plan {
   size: { I: number; J: number; K: number };
   milp?: { encoding: Encoding; vars: number; rows: number; solverObjective: number | null };
   infeasibility?: string;
+  /** [ours] Present only for a headroom plan (`PlanOptions.headroom`). */
+  headroom?: HeadroomReport;
   notes: string[];
 }
 
@@ -61,6 +65,19 @@ export interface PlanOptions {
   encoding?: Encoding;
   /** For heuristics: run the MILP this long (s) to get a bound for the gap; 0 = skip. */
   boundTimeLimitS?: number;
+  /** [ours] Plan against inflated coefficients (`headroom.ts`); default none (the plain model). */
+  headroom?: Headroom;
+}
+
+/** plan.json's record of a headroom plan (absent without headroom). */
+export interface HeadroomReport extends Headroom {
+  /** The plan as its solver saw it: objective and breakdown on the inflated coefficients. */
+  inflatedObjective: number | null;
+  inflatedCostBreakdown: CostBreakdown | null;
+  inflatedFeasible: boolean;
+  /** MILP only: the inflated problem's dual bound and the plan's gap to it. */
+  inflatedBound: number | null;
+  inflatedGap: number | null;
 }
 
 export function planFromAllocation(c: Coefficients, a: Allocation | null, base: Pick<Plan, 'solver' | 'solveSeconds'> & Partial<Plan>): Plan {
@@ -107,20 +124,55 @@ export async function solvePlan(problem: Problem, opts: PlanOptions = {}): Promi
 }
 
 export async function solveCoefficients(c: Coefficients, opts: PlanOptions = {}): Promise<Plan> {
+  if (opts.headroom && !isNoHeadroom(opts.headroom)) return solveWithHeadroom(c, checkHeadroom(opts.headroom, 'headroom'), opts);
   const solver = opts.solver ?? 'agh';
   opts = { ...opts, timeLimitS: opts.timeLimitS ?? 600 }; // the paper's 600 s cap
+  const raw = await runSolver(c, solver, opts);
+  if (raw.milp) {
+    const plan = planFromAllocation(c, raw.allocation, {
+      solver, solveSeconds: raw.solveSeconds, status: raw.status!, bound: raw.bound, milp: raw.milp,
+      ...(raw.infeasibility ? { infeasibility: raw.infeasibility } : {}),
+    });
+    plan.notes.push(...raw.notes);
+    return plan;
+  }
+  let bound: number | null = null;
+  const btl = opts.boundTimeLimitS ?? 0;
+  if (btl > 0) {
+    const r = await solveMilp(c, { encoding: 'compact', timeLimitS: btl, diagnose: false });
+    bound = r.bound;
+    if (bound !== null) raw.notes.push(`bound from MILP (${r.status}, ${r.solveSeconds.toFixed(2)} s)`);
+  }
+  const plan = planFromAllocation(c, raw.allocation, { solver, solveSeconds: raw.solveSeconds, bound });
+  plan.notes.push(...raw.notes);
+  return plan;
+}
+
+interface RawSolve {
+  allocation: Allocation | null;
+  solveSeconds: number;
+  /** MILP only: mapped status, bound, model size, infeasibility message. */
+  status?: PlanStatus;
+  bound: number | null;
+  milp?: NonNullable<Plan['milp']>;
+  infeasibility?: string;
+  notes: string[];
+}
+
+/** One solver on one set of coefficients; no bound run, no re-scoring. */
+async function runSolver(c: Coefficients, solver: SolverName, opts: PlanOptions): Promise<RawSolve> {
   const encoding = opts.encoding ?? 'paper';
   if (solver === 'milp') {
     const r = await solveMilp(c, { encoding, ...(opts.timeLimitS !== undefined ? { timeLimitS: opts.timeLimitS } : {}) });
     const status: PlanStatus = r.status === 'optimal' ? 'optimal' : r.status === 'time-limit' ? 'time-limit' : 'infeasible';
-    const plan = planFromAllocation(c, r.allocation, {
-      solver, solveSeconds: r.solveSeconds, status, bound: r.bound,
+    const notes: string[] = [];
+    if (r.status === 'time-limit' && !r.allocation) notes.push('time limit reached before any incumbent was found');
+    if (r.status === 'unbounded' || r.status === 'error') notes.push(`solver returned ${r.status}`);
+    return {
+      allocation: r.allocation, solveSeconds: r.solveSeconds, status, bound: r.bound,
       milp: { encoding, vars: r.vars, rows: r.rows, solverObjective: r.objective },
-      ...(r.infeasibility ? { infeasibility: r.infeasibility.message } : {}),
-    });
-    if (r.status === 'time-limit' && !r.allocation) plan.notes.push('time limit reached before any incumbent was found');
-    if (r.status === 'unbounded' || r.status === 'error') plan.notes.push(`solver returned ${r.status}`);
-    return plan;
+      ...(r.infeasibility ? { infeasibility: r.infeasibility.message } : {}), notes,
+    };
   }
   const t0 = performance.now();
   let a: Allocation | null;
@@ -142,16 +194,56 @@ export async function solveCoefficients(c: Coefficients, opts: PlanOptions = {})
       break;
     }
   }
-  const solveSeconds = (performance.now() - t0) / 1000;
+  return { allocation: a, solveSeconds: (performance.now() - t0) / 1000, bound: null, notes };
+}
+
+/**
+ * [ours] Headroom planning (`headroom.ts`): the solver runs on the inflated coefficients; its deployment
+ * (cfg, z) is kept and the routing re-optimised on the nominal coefficients (`routeFixed`), so `objective`,
+ * `costBreakdown`, `perType` and `routing` are nominal. `bound`/`gap` are the nominal problem's (heuristics'
+ * bound run; null for the MILP, whose bound is the inflated problem's and goes to `headroom.inflatedBound`).
+ */
+async function solveWithHeadroom(c: Coefficients, h: Headroom, opts: PlanOptions): Promise<Plan> {
+  const solver = opts.solver ?? 'agh';
+  const ch = withHeadroom(c, h);
+  const raw = await runSolver(ch, solver, { ...opts, timeLimitS: opts.timeLimitS ?? 600 });
+  const t0 = performance.now();
+  const inflated = raw.allocation ? evaluate(ch, raw.allocation) : null;
+  const notes = [...raw.notes];
+  let nominal: Allocation | null = null;
+  if (raw.allocation) {
+    const r = await routeFixed(c, { cfg: raw.allocation.cfg, z: raw.allocation.z });
+    nominal = r.ok ? r.allocation : raw.allocation;
+    if (!r.ok) notes.push('nominal re-routing failed (LP solver); routing is the inflated plan\'s, scored on the nominal coefficients');
+  }
+  const solveSeconds = raw.solveSeconds + (performance.now() - t0) / 1000;
   let bound: number | null = null;
   const btl = opts.boundTimeLimitS ?? 0;
-  if (btl > 0) {
+  if (btl > 0 && solver !== 'milp') {
     const r = await solveMilp(c, { encoding: 'compact', timeLimitS: btl, diagnose: false });
     bound = r.bound;
-    if (bound !== null) notes.push(`bound from MILP (${r.status}, ${r.solveSeconds.toFixed(2)} s)`);
+    if (bound !== null) notes.push(`bound from the nominal MILP (${r.status}, ${r.solveSeconds.toFixed(2)} s): the gap is the price of headroom plus the heuristic's own gap`);
   }
-  const plan = planFromAllocation(c, a, { solver, solveSeconds, bound });
+  const inflatedGap = raw.bound !== null && inflated ? Math.max(0, (inflated.objective - raw.bound) / Math.max(Math.abs(inflated.objective), 1e-9)) : null;
+  const plan = planFromAllocation(c, nominal, {
+    solver, solveSeconds, bound,
+    ...(raw.milp ? { status: raw.status!, milp: raw.milp, gap: null } : {}),
+    ...(raw.infeasibility ? { infeasibility: raw.infeasibility } : {}),
+  });
+  plan.headroom = {
+    demand: h.demand, slo: h.slo,
+    inflatedObjective: inflated ? inflated.objective : null,
+    inflatedCostBreakdown: inflated ? inflated.costBreakdown : null,
+    inflatedFeasible: inflated ? inflated.feasible : false,
+    inflatedBound: raw.bound,
+    inflatedGap,
+  };
   plan.notes.push(...notes);
+  plan.notes.push(
+    `headroom: deployment planned on λ × ${+(1 + h.demand).toFixed(6)} and delay/error × ${+(1 + h.slo).toFixed(6)}; objective, cost breakdown, ` +
+    'per-type report and routing are on the nominal coefficients (deployment fixed, routing re-optimised)' +
+    (raw.milp ? `; status ${plan.status} refers to the inflated MILP` : ''),
+  );
   return plan;
 }
 

@@ -6,6 +6,7 @@ import { buildCoefficients, type Coefficients, type CoefOverrides } from './coef
 import { evaluate, type Allocation } from './evaluate.ts';
 import { generateProblem } from './generate.ts';
 import { greedy } from './gh.ts';
+import { checkHeadroom, STUDY_HEADROOM, withHeadroom, type Headroom } from './headroom.ts';
 import { solveMilp } from './milp.ts';
 import type { Problem } from './problem.ts';
 import { routeFixed } from './route.ts';
@@ -19,16 +20,28 @@ import type { Progress } from './studies.ts';
 const quiet: Progress = () => {};
 
 
-/** `AGH-A2` is Algorithm 2 exactly as the paper lists it (`agh(…, { exact: true })`), i.e. the paper's AGH. */
-export type Method = 'AGH' | 'AGH-A2' | 'GH' | 'DM' | 'LPR' | 'DVR' | 'HF';
-export const METHODS: Method[] = ['AGH', 'AGH-A2', 'GH', 'DM', 'LPR', 'DVR', 'HF'];
+/**
+ * `AGH-A2` is Algorithm 2 exactly as the paper lists it (`agh(…, { exact: true })`), i.e. the paper's AGH.
+ * `AGH-H` / `DM-H` [ours] are AGH / the MILP planned with headroom (`headroom.ts`, default
+ * `STUDY_HEADROOM` = λ × 1.2, delay/error × 1.25); their deployment is then re-routed on the nominal
+ * coefficients (the nominal row) and evaluated in Stage 2 exactly like every other method.
+ */
+export type Method = 'AGH' | 'AGH-H' | 'AGH-A2' | 'GH' | 'DM' | 'DM-H' | 'LPR' | 'DVR' | 'HF';
+export const METHODS: Method[] = ['AGH', 'AGH-H', 'AGH-A2', 'GH', 'DM', 'DM-H', 'LPR', 'DVR', 'HF'];
 
-export async function stage1Plans(c: Coefficients, opts: { seed?: number; milpTimeLimitS?: number; methods?: Method[] } = {}): Promise<Map<Method, Allocation>> {
+/** Methods in the GRW table (static plans of the heuristics and the MILP). */
+const GRW_METHODS: ReadonlySet<Method> = new Set<Method>(['AGH', 'AGH-H', 'AGH-A2', 'GH', 'DM', 'DM-H']);
+
+export async function stage1Plans(c: Coefficients, opts: { seed?: number; milpTimeLimitS?: number; methods?: Method[]; headroom?: Headroom } = {}): Promise<Map<Method, Allocation>> {
   const out = new Map<Method, Allocation>();
   const tl = opts.milpTimeLimitS ?? 60;
+  const h = opts.headroom ?? STUDY_HEADROOM;
+  const nominal = async (a: Allocation) => (await routeFixed(c, { cfg: a.cfg, z: a.z })).allocation;
   for (const m of opts.methods ?? METHODS) {
     switch (m) {
       case 'AGH': out.set(m, agh(c, { seed: opts.seed ?? 0 }).state.toAllocation()); break;
+      case 'AGH-H': out.set(m, await nominal(agh(withHeadroom(c, h), { seed: opts.seed ?? 0 }).state.toAllocation())); break;
+      case 'DM-H': { const r = await solveMilp(withHeadroom(c, h), { encoding: 'compact', timeLimitS: tl, diagnose: false }); if (r.allocation) out.set(m, await nominal(r.allocation)); break; }
       case 'AGH-A2': out.set(m, agh(c, { seed: opts.seed ?? 0, exact: true }).state.toAllocation()); break;
       case 'GH': out.set(m, greedy(c).toAllocation()); break;
       case 'DM': { const r = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false }); if (r.allocation) out.set(m, r.allocation); break; }
@@ -76,6 +89,8 @@ function stage1Cost(c: Coefficients, a: Allocation): number {
 
 export interface RobustnessResult {
   problem: { I: number; J: number; K: number; seed: number };
+  /** Headroom the -H methods planned with. */
+  headroom: Headroom;
   scenarios: { stress: number; count: number; rows: RobustRow[] }[];
   grw: { sigma: number; trials: number; rows: { method: Method; meanCostUsd: number; medianCostUsd: number; violationPct: number }[] }[];
   diurnal: { bins: number; peakToTrough: number; source: string; rows: { method: Method | `${Method}-5min`; meanCostPerWindowUsd: number; totalUsd: number; violationPct: number }[] } | null;
@@ -84,6 +99,8 @@ export interface RobustnessResult {
 
 export interface RobustnessOptions {
   size?: [number, number, number];
+  /** A given instance instead of `generateProblem(size, seed)` (`size` is then ignored). */
+  problem?: Problem;
   seed?: number;
   scenarios?: number;
   stresses?: number[];
@@ -95,16 +112,19 @@ export interface RobustnessOptions {
   milpTimeLimitS?: number;
   /** Add AGH-5min / GH-5min rolling rows to the trace replay (default true). */
   rolling?: boolean;
+  /** Headroom of the AGH-H / DM-H plans (default `STUDY_HEADROOM`). */
+  headroom?: Headroom;
   progress?: Progress;
 }
 
 export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<RobustnessResult> {
-  const [I, J, K] = opts.size ?? [6, 6, 10];
   const seed = opts.seed ?? 1;
   const log = opts.progress ?? quiet;
-  const p = generateProblem(I, J, K, seed);
+  const p = opts.problem ?? generateProblem(...(opts.size ?? [6, 6, 10]), seed);
+  const I = p.types.length, J = p.models.length, K = p.tiers.length;
   const c = buildCoefficients(p);
-  const plans = await stage1Plans(c, { seed, ...(opts.milpTimeLimitS !== undefined ? { milpTimeLimitS: opts.milpTimeLimitS } : {}), ...(opts.methods ? { methods: opts.methods } : {}) });
+  const headroom = checkHeadroom(opts.headroom ?? STUDY_HEADROOM);
+  const plans = await stage1Plans(c, { seed, headroom, ...(opts.milpTimeLimitS !== undefined ? { milpTimeLimitS: opts.milpTimeLimitS } : {}), ...(opts.methods ? { methods: opts.methods } : {}) });
   const methods = [...plans.keys()];
   const nominal = methods.map((m) => {
     const ev = evaluate(c, plans.get(m)!);
@@ -133,7 +153,7 @@ export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<Rob
   // GRW volatility (Table IV): λ_i^(t+1) = λ_i^(t) · exp(N(0, σ)), 288 windows, static plans.
   const W = opts.windows ?? 288;
   const grw: RobustnessResult['grw'] = [];
-  const grwMethods = methods.filter((m) => m === 'AGH' || m === 'AGH-A2' || m === 'GH' || m === 'DM');
+  const grwMethods = methods.filter((m) => GRW_METHODS.has(m));
   for (const sigma of opts.sigmas ?? [0.01, 0.03, 0.05]) {
     const trials = opts.trials ?? 3;
     const acc = new Map<Method, { costs: number[]; viol: number; n: number }>();
@@ -188,7 +208,7 @@ export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<Rob
     diurnal = { bins: W, peakToTrough: Math.max(...mult) / Math.max(1e-9, Math.min(...nz)), source: path, rows };
     log('robustness: diurnal replay done');
   }
-  return { problem: { I, J, K, seed }, scenarios, grw, diurnal, nominal };
+  return { problem: { I, J, K, seed }, headroom, scenarios, grw, diurnal, nominal };
 }
 
 /** Table II scenario suite (digest §4.7): δ and φ_v (multiplies φ of the media types only). */
@@ -208,7 +228,7 @@ export interface SuiteRow extends RobustRow {
  * Each Table II scenario: re-plan every method on the modified nominal problem (δ scaled by I/6 like the
  * generator; φ_v on types whose name starts with image/video), then 500 Stage-2 scenarios at stress 1.
  */
-export async function table2Suite(opts: { size?: [number, number, number]; seed?: number; scenarios?: number; methods?: Method[]; milpTimeLimitS?: number; progress?: Progress } = {}): Promise<SuiteRow[]> {
+export async function table2Suite(opts: { size?: [number, number, number]; seed?: number; scenarios?: number; methods?: Method[]; milpTimeLimitS?: number; headroom?: Headroom; progress?: Progress } = {}): Promise<SuiteRow[]> {
   const [I, J, K] = opts.size ?? [6, 6, 10];
   const seed = opts.seed ?? 1;
   const S = opts.scenarios ?? 500;
@@ -221,7 +241,7 @@ export async function table2Suite(opts: { size?: [number, number, number]; seed?
       types: base.types.map((t) => (/^(image|video)/.test(t.name) ? { ...t, unmetPenaltyUsdPerHour: t.unmetPenaltyUsdPerHour * sc.phiV } : t)),
     };
     const c = buildCoefficients(p);
-    const plans = await stage1Plans(c, { seed, ...(opts.milpTimeLimitS !== undefined ? { milpTimeLimitS: opts.milpTimeLimitS } : {}), ...(opts.methods ? { methods: opts.methods } : {}) });
+    const plans = await stage1Plans(c, { seed, ...(opts.headroom ? { headroom: opts.headroom } : {}), ...(opts.milpTimeLimitS !== undefined ? { milpTimeLimitS: opts.milpTimeLimitS } : {}), ...(opts.methods ? { methods: opts.methods } : {}) });
     const rng = new Rng(seed).fork(`table2/${sc.id}`);
     const ovs = Array.from({ length: S }, () => perturbation(c, rng, 1));
     for (const [m, a] of plans) {
