@@ -38,6 +38,8 @@ interface InFlight {
   /** KV tokens copied so far. */
   copied: number;
   stages: number;
+  /** The request's preemption count at the start: a preemption destroys the KV being copied. */
+  preemptions: number;
   phase: 'copy' | 'detach' | 'transit';
 }
 
@@ -89,7 +91,7 @@ export class Migrations {
       this.stats.refused++;
       return;
     }
-    const m: InFlight = { r, from, to, reserved: blocks, copied: 0, stages: 0, phase: 'copy' };
+    const m: InFlight = { r, from, to, reserved: blocks, copied: 0, stages: 0, preemptions: r.preemptions, phase: 'copy' };
     this.live.set(r.id, m);
     const t = e.reserve(blocks, now);
     if (!Number.isNaN(t)) this.hooks.boundary(to, t);
@@ -103,7 +105,7 @@ export class Migrations {
     if (m.phase === 'transit') return this.arrive(m, now);
     const { r, from, to } = m;
     from.engine.sync(now, true);
-    if (r.status !== 'running' || r.instance !== from.id || r.inPrefill || to.state !== 'ready') return this.drop(m, now);
+    if (r.status !== 'running' || r.instance !== from.id || r.preemptions !== m.preemptions || to.state !== 'ready') return this.drop(m, now);
     const left = r.kvTokens - m.copied;
     if (left <= this.settings.lastStageMaxBlocks * to.engine.cfg.blockTokens) {
       m.phase = 'detach';

@@ -225,6 +225,12 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     else enqueueOn(inst, r, t);
     return 'sent';
   };
+  /** Routes a request that has no instance yet: sent, or deferred for a retry, or held at the gateway. */
+  const admit = (r: SimRequest, t: number) => {
+    const d = dispatch(r, t);
+    if (d === 'held') hold(r);
+    else if (d === 'deferred') deferred.push(r);
+  };
   const enqueueOn = (inst: Instance, r: SimRequest, t: number) => {
     const next = inst.engine.enqueue(r, t);
     if (!Number.isNaN(next)) q.push({ kind: 'boundary', t: next, instance: inst.id, gen: inst.engine.gen });
@@ -258,11 +264,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   const migrations = router.migrate ? new Migrations(sc.migration, fleet, {
     at: (t, req) => q.push({ kind: 'migration', t, req }),
     boundary: (inst, t) => q.push({ kind: 'boundary', t, instance: inst.id, gen: inst.engine.gen }),
-    reroute: (r, t) => {
-      const d = dispatch(r, t);
-      if (d === 'held') hold(r);
-      else if (d === 'deferred') deferred.push(r);
-    },
+    reroute: admit,
   }) : null;
   if (migrations) {
     sc.fleet.pools.forEach((p, i) => {
@@ -311,11 +313,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         const limit = contextLimit.get(r.model);
         if (limit === undefined) drop(r, 'unknown-model');
         else if (r.inputTokens + r.outputTokens > limit) drop(r, 'context-length');
-        else {
-          const d = dispatch(r, now);
-          if (d === 'held') hold(r);
-          else if (d === 'deferred') deferred.push(r);
-        }
+        else admit(r, now);
         pullArrival();
         if (opts.onProgress && (arrived & 0x3fff) === 0) opts.onProgress(now, arrived);
         break;
@@ -325,11 +323,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         const inst = fleet.instances[ev.instance]!;
         fleet.now = now;
         if (inst.state === 'ready' || inst.state === 'draining') enqueueOn(inst, ev.req, now);
-        else {
-          const d = dispatch(ev.req, now);
-          if (d === 'held') hold(ev.req);
-          else if (d === 'deferred') deferred.push(ev.req);
-        }
+        else admit(ev.req, now);
         break;
       }
       case 'boundary': {
