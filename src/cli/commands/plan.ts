@@ -73,6 +73,8 @@ function printPlan(plan: Plan): void {
     const h = plan.headroom;
     o.write(`headroom: demand +${+(h.demand * 100).toFixed(4)} %, delay/error +${+(h.slo * 100).toFixed(4)} %; the plan's own (inflated) objective $${fmt(h.inflatedObjective)}` +
       (h.inflatedBound !== null ? `, inflated bound $${fmt(h.inflatedBound)}` : '') + '\n');
+    const capped = Object.entries(h.sloFactorByType).filter(([, f]) => f < 1 + h.slo);
+    if (capped.length) o.write(`  delay/error inflation capped where no candidate meets the SLO beyond: ${capped.map(([t, f]) => `${t} +${((f - 1) * 100).toFixed(1)} %`).join(', ')}\n`);
   }
   for (const n of plan.notes) o.write(`note: ${n}\n`);
 }

@@ -1,13 +1,12 @@
 import { UserError } from '../../util/errors.ts';
-import { buildCoefficients, type Coefficients, type CoefOverrides } from './coefficients.ts';
-import type { Problem } from './problem.ts';
+import { delayOf, type Coefficients } from './coefficients.ts';
 
 /**
  * [ours] Planning with headroom (issue 4). The paper calls its Stage-1 plans "headroom-aware" but its model
  * 𝒫_DM has no term that pays for spare capacity, so the cost-minimal plan has none. Here Stage 1 may plan
- * against inflated coefficients — every λ_i × (1 + demand), every d^comp, d^comm and ē × (1 + slo) — and the
- * deployment (cfg, z) it returns is then fixed and scored on the nominal coefficients (routing re-optimised)
- * and on the un-inflated problem's Stage-2 scenarios. demand = slo = 0 is the plain model.
+ * against inflated coefficients — every λ_i × (1 + demand), every d^comp, d^comm and ē × (1 + slo), capped per
+ * type by `sloFactors` — and the deployment (cfg, z) it returns is then fixed and scored on the nominal
+ * coefficients (routing re-optimised) and on the un-inflated problem's Stage-2 scenarios. demand = slo = 0 is the plain model.
  * Study default: 0.2 / 0.25 = the upper edge of the paper's Stage-2 perturbation (λ ± 20 %, delay/error
  * up to +25 %).
  */
@@ -43,41 +42,56 @@ export function parseHeadroom(flag: string, v: string): Headroom {
   return { demand: nums[0]!, slo: nums[1]! };
 }
 
-/** The headroom as `CoefOverrides` of a problem's nominal coefficients. */
-export function headroomOverrides(p: Problem, h: Headroom): CoefOverrides {
-  checkHeadroom(h);
-  const N = p.types.length * p.models.length * p.tiers.length;
-  return {
-    lambda: p.types.map((t) => t.arrivalsPerHour * (1 + h.demand)),
-    delayScale: new Float64Array(N).fill(1 + h.slo),
-    errorScale: new Float64Array(N).fill(1 + h.slo),
-  };
+/**
+ * Per type, how far its delay and error coefficients are inflated: 1 + slo, but never past the point where no
+ * candidate (model, tier, TP×PP config that holds the weights) still meets the type's error and delay SLO —
+ * inflating further would only make Stage 1 give the type up, a plan no nominal re-routing can repair.
+ * A type no candidate serves even nominally keeps factor 1.
+ */
+export function sloFactors(c: Coefficients, slo: number): Float64Array {
+  const f = new Float64Array(c.I).fill(1);
+  if (slo === 0) return f;
+  const JK = c.J * c.K;
+  for (let i = 0; i < c.I; i++) {
+    const ty = c.p.types[i]!;
+    let best = 0;
+    for (let pr = 0; pr < JK; pr++) {
+      const t = i * JK + pr;
+      const errSlack = c.ebar[t]! > 0 ? ty.errorSlo / c.ebar[t]! : Infinity;
+      if (errSlack <= best) continue;
+      for (let cf = 0; cf < c.configs.length; cf++) {
+        if (c.weightsGb[pr]! / c.configs[cf]!.gpus > c.p.tiers[pr % c.K]!.memoryGb) continue;
+        best = Math.max(best, Math.min(errSlack, ty.delaySloS / delayOf(c, t, i, cf)));
+      }
+    }
+    // A hair below the limit, so the best candidate still passes the solvers' ≤ checks after rounding.
+    f[i] = best <= 1 ? 1 : Math.min(1 + slo, best * (1 - 1e-9));
+  }
+  return f;
 }
 
 /**
  * Coefficients inflated by a headroom, on top of whatever `c` was built with (so a forecast λ or a
  * scenario's multipliers stay in): the λ-proportional arrays (λ, compute load, data GB, data storage cost)
- * × (1 + demand), d^comp, d^comm, ē × (1 + slo). For nominal `c` this equals
- * `buildCoefficients(c.p, headroomOverrides(c.p, h))` up to rounding (tested). No headroom returns `c` itself.
+ * × (1 + demand); d^comp, d^comm, ē × the type's `sloFactors` (1 + slo where some candidate stays
+ * within the SLOs). No headroom returns `c` itself.
  */
 export function withHeadroom(c: Coefficients, h: Headroom): Coefficients {
   checkHeadroom(h);
   if (isNoHeadroom(h)) return c;
-  const fd = 1 + h.demand, fs = 1 + h.slo;
-  const scale = (a: Float64Array, f: number) => a.map((v) => v * f);
+  const fd = 1 + h.demand;
+  const fs = sloFactors(c, h.slo);
+  const JK = c.J * c.K;
+  const byDemand = (a: Float64Array) => a.map((v) => v * fd);
+  const byType = (a: Float64Array) => a.map((v, t) => v * fs[Math.floor(t / JK)]!);
   return {
     ...c,
-    lambda: scale(c.lambda, fd),
-    computeLoad: scale(c.computeLoad, fd),
-    dataGb: scale(c.dataGb, fd),
-    dataStorageCost: scale(c.dataStorageCost, fd),
-    dcomp: scale(c.dcomp, fs),
-    dcomm: scale(c.dcomm, fs),
-    ebar: scale(c.ebar, fs),
+    lambda: byDemand(c.lambda),
+    computeLoad: byDemand(c.computeLoad),
+    dataGb: byDemand(c.dataGb),
+    dataStorageCost: byDemand(c.dataStorageCost),
+    dcomp: byType(c.dcomp),
+    dcomm: byType(c.dcomm),
+    ebar: byType(c.ebar),
   };
-}
-
-/** Nominal coefficients of a problem with the headroom applied (convenience for `buildCoefficients`). */
-export function headroomCoefficients(p: Problem, h: Headroom): Coefficients {
-  return isNoHeadroom(h) ? buildCoefficients(p) : buildCoefficients(p, headroomOverrides(p, h));
 }

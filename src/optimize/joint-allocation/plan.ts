@@ -5,7 +5,7 @@ import { evaluate, type Allocation, type CostBreakdown, type TypeReport, type Vi
 import { greedy } from './gh.ts';
 import { solveMilp, type Encoding } from './milp.ts';
 import type { Problem } from './problem.ts';
-import { checkHeadroom, isNoHeadroom, withHeadroom, type Headroom } from './headroom.ts';
+import { checkHeadroom, isNoHeadroom, sloFactors, withHeadroom, type Headroom } from './headroom.ts';
 import { routeFixed } from './route.ts';
 
 export const SOLVERS = ['milp', 'gh', 'agh', 'lpr', 'dvr', 'hf'] as const;
@@ -71,6 +71,8 @@ export interface PlanOptions {
 
 /** plan.json's record of a headroom plan (absent without headroom). */
 export interface HeadroomReport extends Headroom {
+  /** The delay/error factor each type was planned with: 1 + slo, or less where no candidate meets its SLOs beyond. */
+  sloFactorByType: Record<string, number>;
   /** The plan as its solver saw it: objective and breakdown on the inflated coefficients. */
   inflatedObjective: number | null;
   inflatedCostBreakdown: CostBreakdown | null;
@@ -232,6 +234,7 @@ async function solveWithHeadroom(c: Coefficients, h: Headroom, opts: PlanOptions
   });
   plan.headroom = {
     demand: h.demand, slo: h.slo,
+    sloFactorByType: Object.fromEntries([...sloFactors(c, h.slo)].map((f, i) => [c.p.types[i]!.name, f])),
     inflatedObjective: inflated ? inflated.objective : null,
     inflatedCostBreakdown: inflated ? inflated.costBreakdown : null,
     inflatedFeasible: inflated ? inflated.feasible : false,

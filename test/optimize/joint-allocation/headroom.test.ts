@@ -4,9 +4,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildCoefficients } from '../../../src/optimize/joint-allocation/coefficients.ts';
+import { buildCoefficients, delayOf } from '../../../src/optimize/joint-allocation/coefficients.ts';
 import { generateProblem } from '../../../src/optimize/joint-allocation/generate.ts';
-import { headroomOverrides, parseHeadroom, withHeadroom } from '../../../src/optimize/joint-allocation/headroom.ts';
+import { parseHeadroom, sloFactors, withHeadroom } from '../../../src/optimize/joint-allocation/headroom.ts';
 import { solvePlan, type Plan } from '../../../src/optimize/joint-allocation/plan.ts';
 import { parseProblem } from '../../../src/optimize/joint-allocation/problem.ts';
 import { robustnessStudy } from '../../../src/optimize/joint-allocation/robustness.ts';
@@ -43,15 +43,33 @@ test('headroom 0 gives exactly the default plan for every solver kind', async ()
   assert.equal(withHeadroom(c, { demand: 0, slo: 0 }), c);
 });
 
-test('inflating coefficients directly equals rebuilding them with the headroom overrides', () => {
+test('headroom inflates demand by 1 + d and every type’s delay and error by 1 + s while some candidate still meets its SLOs', () => {
   const p = generateProblem(3, 3, 3, 1);
-  const direct = withHeadroom(buildCoefficients(p), H);
-  const rebuilt = buildCoefficients(p, headroomOverrides(p, H));
+  const c = buildCoefficients(p);
+  const f = sloFactors(c, H.slo);
+  assert.ok(f.every((v) => v === 1.25), `factors ${[...f]}`); // every generated type has more than 25 % slack somewhere
+  const N = c.I * c.J * c.K;
+  const rebuilt = buildCoefficients(p, {
+    lambda: p.types.map((t) => t.arrivalsPerHour * 1.2),
+    delayScale: new Float64Array(N).fill(1.25),
+    errorScale: new Float64Array(N).fill(1.25),
+  });
+  const direct = withHeadroom(c, H);
   for (const k of ['lambda', 'computeLoad', 'dataGb', 'dataStorageCost', 'dcomp', 'dcomm', 'ebar', 'rentalPerGpu', 'unmetCost'] as const) {
     direct[k].forEach((v, t) => assert.ok(Math.abs(v - rebuilt[k][t]!) <= 1e-12 * Math.max(1, Math.abs(v)), `${k}[${t}]`));
   }
-  assert.equal(direct.lambda[0], p.types[0]!.arrivalsPerHour * 1.2);
-  assert.throws(() => withHeadroom(buildCoefficients(p), { demand: -0.1, slo: 0 }), /demand must be a finite number ≥ 0/);
+  assert.throws(() => withHeadroom(c, { demand: -0.1, slo: 0 }), /demand must be a finite number ≥ 0/);
+});
+
+test('a type is inflated only as far as its best candidate still meets its SLO, so a headroom plan never gives it up', async () => {
+  // TP 1 only: summarisation's one candidate runs 3.20 s against 3.52 s, 10 % slack; chat has 5× slack.
+  const tp1 = parseProblem({ ...tight, tpDegrees: [1], types: tight.types.map((t) => (t.name === 'summarization' ? { ...t, delaySloS: 3.52 } : t)) });
+  const c = buildCoefficients(tp1);
+  const f = sloFactors(c, 0.25);
+  assert.ok(Math.abs(f[0]! - 3.52 / delayOf(c, 0, 0, 0)) < 1e-6 && f[0]! < 1.1, `summarization ${f[0]}`);
+  assert.equal(f[1], 1.25);
+  const head = await solvePlan(tp1, { solver: 'milp', timeLimitS: 20, headroom: H });
+  assert.ok(head.perType.find((t) => t.type === 'summarization')!.served > 0.999);
 });
 
 test('a headroom plan costs more at Stage 1, reports nominal costs, and records the headroom', async () => {
