@@ -111,7 +111,10 @@ export function llumnixMigrations(view: FleetView, busy: ReadonlySet<number>, o:
   return orders;
 }
 
-/** Llumnix `Balanced`: migrate only if moving one average request narrows the pair's load gap without inverting it. */
+/**
+ * Llumnix `Balanced`: migrate only if moving one average request leaves the destination above the threshold and
+ * narrows the pair's load gap without inverting it.
+ */
 function balancedGain(s: InstanceView, d: InstanceView, o: MigrationOpts): boolean {
   const free = (i: InstanceView) => ((1 - i.kvUsedFraction) * i.kvCapacityTokens) / o.blockTokens;
   const perReq = (s.kvUsedFraction * s.kvCapacityTokens) / o.blockTokens / Math.max(1, s.numRunning);
@@ -119,7 +122,7 @@ function balancedGain(s: InstanceView, d: InstanceView, o: MigrationOpts): boole
   const sAfter = s.numRunning > 1 ? (free(s) + perReq) / (s.numRunning - 1) : Infinity;
   const dAfter = (free(d) - perReq) / (d.numRunning + 1);
   const after = dAfter - sAfter;
-  return after > 0 && after < before;
+  return dAfter > o.outThresholdBlocks && after > 0 && after < before;
 }
 
 /** The running, decoding request the request policy moves (undefined: none can move). */

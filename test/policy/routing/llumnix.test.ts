@@ -107,3 +107,13 @@ test('llumnix migration treats an instance with a preempted request waiting to r
   ]);
   assert.deepEqual(migrating().migrate!(v, new Set()), [{ request: 1, from: 0, to: 1, reason: 'defrag-SR' }]);
 });
+
+test('llumnix balanced pairing migrates only when it narrows the load gap without inverting it', () => {
+  // Source 0: four requests of 390 tokens (0.625 free blocks each). Destination 1 with one small request: moving
+  // 390 tokens leaves it far freer than the source (gap narrows) → migrate. Destination 2: two 600-token requests,
+  // 25 free blocks; taking 390 tokens leaves ≈ 0.7 blocks per request, below the threshold → no migration.
+  const only = (keep: number[]) => fleetView(crowded().instances.filter((i) => keep.includes(i.id)));
+  assert.deepEqual(migrating({ pairPolicy: 'balanced' }).migrate!(only([0, 1]), new Set()), [{ request: 10, from: 0, to: 1, reason: 'balanced-SR' }]);
+  assert.deepEqual(migrating({ pairPolicy: 'balanced' }).migrate!(only([0, 2]), new Set()), []);
+  assert.deepEqual(migrating().migrate!(only([0, 2]), new Set()), [{ request: 10, from: 0, to: 2, reason: 'defrag-SR' }]);
+});
