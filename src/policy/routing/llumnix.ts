@@ -80,6 +80,16 @@ function hasKilled(i: InstanceView): boolean {
 
 /** The migration orders of one polling interval (see `llumnixMigrationOptions`). */
 export function llumnixMigrations(view: FleetView, busy: ReadonlySet<number>, o: MigrationOpts): MigrationOrder[] {
+  // Most polls find no instance short of KV: answer those without allocating (measured: the pairing below took
+  // 60 % of a 4-hour, 40-instance run that never migrated).
+  let anySource = false;
+  for (const i of view.instances) {
+    if (i.state === 'ready' && !busy.has(i.id) && (freeBlocksPerRequest(i, o.blockTokens) < o.outThresholdBlocks || hasKilled(i))) {
+      anySource = true;
+      break;
+    }
+  }
+  if (!anySource) return [];
   const byModel = new Map<string, InstanceView[]>();
   for (const i of view.instances) {
     if (i.state !== 'ready' || busy.has(i.id)) continue;
