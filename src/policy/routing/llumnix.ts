@@ -48,6 +48,7 @@ export const llumnixOptions = z
 
 /** KV tokens the instance's waiting requests will want when admitted (their prompt, or prompt + output after a preemption). */
 function waitingDemandTokens(inst: InstanceView): number {
+  if (inst.numWaiting === 0) return 0; // the common case, without copying the request list
   let s = 0;
   for (const r of inst.requests()) if (r.status !== 'running') s += r.kvTokens + r.prefillTarget - r.prefilled;
   return s;
