@@ -69,3 +69,8 @@ describe('simulator routers on the live fleet view', { timeout: 60_000 }, () => 
     }
   });
 });
+
+it('the gateway refuses a router that would migrate running requests, naming the option', async () => {
+  const cfg = gatewayConfigSchema.parse({ port: 0, routing: { policy: 'llumnix', options: { migration: { enabled: true } } }, pools: [{ model: MODEL, backends: ['http://127.0.0.1:9'] }] });
+  await assert.rejects(startGateway(cfg), /routing\.options\.migration\.enabled/);
+});

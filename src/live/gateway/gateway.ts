@@ -5,7 +5,7 @@ import { createRouter } from '../../policy/routing/registry.ts';
 import type { Router } from '../../policy/routing/types.ts';
 import type { RequestView } from '../../policy/types.ts';
 import type { ArrivalStats } from '../../policy/scaling/types.ts';
-import { invariant } from '../../util/errors.ts';
+import { ConfigError, invariant } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { scaledClock, type LiveClock } from '../clock.ts';
 import { BodyTooLarge, listen, readBody, sendError, sendJson } from '../http-util.ts';
@@ -79,6 +79,10 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
   const clock = opts.clock ?? scaledClock(1);
   const fleet = new LiveFleet();
   const router = createRouter(cfg.routing.policy, cfg.routing.options, { rng: new Rng(cfg.seed).fork('router') });
+  if (router.migrate) {
+    // Refused rather than ignored: the same policy would behave differently here than in simulation.
+    throw new ConfigError({ path: 'routing.options.migration.enabled', expected: 'false in the live plane (no engine behind the gateway can move a running request)', got: 'true' });
+  }
   const queue = new AdmissionQueue<Pending>(cfg.admission.maxQueue);
   const metrics = new GatewayMetrics(fleet, () => queue.size);
   const pools = new Map<number, Pool>();

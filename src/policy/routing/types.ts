@@ -27,7 +27,7 @@ export interface Router {
   route(req: RequestView, view: FleetView): RouteDecision;
   /**
    * Routers that also rebalance running requests (Llumnix) set this: seconds between `migrate` calls. The
-   * simulator carries the orders out; live planes ignore them (no engine there can move a request).
+   * simulator carries the orders out; the live gateway refuses such a router (no engine there can move a request).
    */
   readonly migrateIntervalS?: number;
   /** Migrations to start now. `busy` holds instances with a migration in flight (in or out); order at most one per request. */
