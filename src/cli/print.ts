@@ -10,7 +10,8 @@ export function printSummary(s: Summary): void {
   for (const [k, v] of Object.entries(r.dropReasons)) lines.push(`  dropped (${k}): ${v}`);
   lines.push('');
   lines.push(pad(['metric', 'mean', 'p50', 'p90', 'p99']));
-  for (const [name, d] of [['queue', s.queue], ['TTFT', s.ttft], ['TPOT', s.tpot], ['E2E', s.e2e]] as const) {
+  // E2E/token: E2E over output tokens, PreServe's "normalised latency".
+  for (const [name, d] of [['queue', s.queue], ['TTFT', s.ttft], ['TPOT', s.tpot], ['E2E', s.e2e], ['E2E/token', s.normalizedE2e]] as const) {
     lines.push(pad([name, ms(d.mean), ms(d.p50), ms(d.p90), ms(d.p99)]));
   }
   lines.push('');
@@ -34,5 +35,5 @@ export function printSummary(s: Summary): void {
 }
 
 function pad(cells: string[]): string {
-  return cells.map((c, i) => (i === 0 ? c.padEnd(8) : c.padStart(11))).join('');
+  return cells.map((c, i) => (i === 0 ? c.padEnd(10) : c.padStart(11))).join('');
 }
