@@ -91,15 +91,17 @@ export function llumnixMigrations(view: FleetView, busy: ReadonlySet<number>, o:
     }
   }
   if (!anySource) return [];
-  const byModel = new Map<string, InstanceView[]>();
+  // Pairs form within one model in one region (one Llumnix deployment); KV does not cross regions.
+  const groups = new Map<string, InstanceView[]>();
   for (const i of view.instances) {
     if (i.state !== 'ready' || busy.has(i.id)) continue;
-    const list = byModel.get(i.model);
+    const key = `${i.model}\u0000${i.region}`;
+    const list = groups.get(key);
     if (list) list.push(i);
-    else byModel.set(i.model, [i]);
+    else groups.set(key, [i]);
   }
   const orders: MigrationOrder[] = [];
-  for (const insts of byModel.values()) {
+  for (const insts of groups.values()) {
     if (insts.length < 2) continue;
     const load = new Map<number, number>();
     const killed = new Map<number, boolean>();

@@ -117,3 +117,11 @@ test('llumnix balanced pairing migrates only when it narrows the load gap withou
   assert.deepEqual(migrating({ pairPolicy: 'balanced' }).migrate!(only([0, 2]), new Set()), []);
   assert.deepEqual(migrating().migrate!(only([0, 2]), new Set()), [{ request: 10, from: 0, to: 2, reason: 'defrag-SR' }]);
 });
+
+test('llumnix migration pairs instances of one region only', () => {
+  const v = crowded();
+  const east = (i: number) => ({ ...v.instances[i]!, region: 'east', requests: v.instances[i]!.requests }) as typeof v.instances[number];
+  const split = fleetView([east(0), v.instances[1]!, v.instances[2]!]);
+  assert.deepEqual(migrating().migrate!(split, new Set()), []);
+  assert.deepEqual(migrating().migrate!(fleetView([east(0), east(1)]), new Set()), [{ request: 10, from: 0, to: 1, reason: 'defrag-SR' }]);
+});
