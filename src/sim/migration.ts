@@ -40,6 +40,8 @@ interface InFlight {
   stages: number;
   /** The request's preemption count at the start: a preemption destroys the KV being copied. */
   preemptions: number;
+  /** Seconds it is suspended (last stage + stall), once detached. */
+  downtimeS: number;
   phase: 'copy' | 'detach' | 'transit';
 }
 
@@ -91,7 +93,7 @@ export class Migrations {
       this.stats.refused++;
       return;
     }
-    const m: InFlight = { r, from, to, reserved: blocks, copied: 0, stages: 0, preemptions: r.preemptions, phase: 'copy' };
+    const m: InFlight = { r, from, to, reserved: blocks, copied: 0, stages: 0, preemptions: r.preemptions, downtimeS: 0, phase: 'copy' };
     this.live.set(r.id, m);
     const t = e.reserve(blocks, now);
     if (!Number.isNaN(t)) this.hooks.boundary(to, t);
@@ -122,12 +124,11 @@ export class Migrations {
     for (const r of inst.engine.takeDetached()) {
       const m = this.live.get(r.id)!;
       const left = r.kvTokens - m.copied;
-      const downtime = this.copySeconds(m, left) + this.settings.stallS;
+      m.downtimeS = this.copySeconds(m, left) + this.settings.stallS;
       m.copied += left;
       this.stats.copiedTokens += left;
-      this.stats.downtimeS += downtime;
       m.phase = 'transit';
-      this.hooks.at(now + downtime, r.id);
+      this.hooks.at(now + m.downtimeS, r.id);
     }
     for (const m of this.live.values()) {
       if (m.phase === 'detach' && m.from === inst && m.r.status !== 'migrating') this.drop(m, now);
@@ -179,6 +180,7 @@ export class Migrations {
       return;
     }
     this.stats.completed++;
+    this.stats.downtimeS += m.downtimeS;
     const t = to.engine.attach(r, m.reserved, now);
     if (!Number.isNaN(t)) this.hooks.boundary(to, t);
   }

@@ -72,6 +72,8 @@ test('with migration every request still finishes exactly once, and fast and ste
     kvBlocks: fc.integer({ min: 80, max: 300 }),
     instances: fc.integer({ min: 1, max: 3 }),
     joinS: fc.double({ min: 0, max: 1, noNaN: true }),
+    /** A drain of the newest instance, possibly while it sends or receives a migration (the 'stopped' hand-over path). */
+    drainS: fc.option(fc.double({ min: 0, max: 2, noNaN: true }), { nil: undefined }),
     stallS: fc.constantFrom(0, 0.02, 0.3),
     bandwidthGBps: fc.constantFrom(0.1, 10),
   });
@@ -81,7 +83,10 @@ test('with migration every request still finishes exactly once, and fast and ste
         fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: c.instances }], provisioning: { vmAcquireS: 0, modelLoadS: 0 } },
         engine: { scheduler: c.scheduler, kvBlocks: c.kvBlocks, blockTokens: 16, maxNumSeqs: 16, maxBatchedTokens: 1024, chunkedPrefill: false },
         routing: { policy: 'llumnix', options: { migration: { enabled: true } } },
-        scaling: { policy: 'scheduled', actions: [{ atS: c.joinS, action: 'add', pool: 'p', count: 1 }] },
+        scaling: {
+          policy: 'scheduled',
+          actions: [{ atS: c.joinS, action: 'add', pool: 'p', count: 1 }, ...(c.drainS === undefined ? [] : [{ atS: c.drainS, action: 'drain', pool: 'p', count: 1 }])],
+        },
         migration: { stallS: c.stallS, bandwidthGBps: c.bandwidthGBps },
         output: { timelineIntervalS: 0.05 },
       });
@@ -91,6 +96,26 @@ test('with migration every request still finishes exactly once, and fast and ste
       assert.equal(m.ordered, m.completed + m.refused + m.dropped);
       assert.deepEqual(outcomes(fast), outcomes(run(sc, 'step')));
     }),
-    { numRuns: 40, seed: 7 },
+    { numRuns: 60, seed: 7 },
   );
+});
+
+test('a request whose destination stops while its KV is in transit starts over elsewhere and still finishes', () => {
+  // No late arrivals: instance 1 holds nothing but the reservation, so draining it at 0.8 s stops it at once,
+  // while the first migrated request (suspended 0.5 s) is still on its way.
+  const sc = scenarioFor(writeTrace(early), {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 1 }], provisioning: { vmAcquireS: 0, modelLoadS: 0 } },
+    engine: { kvBlocks: 96, blockTokens: 16 },
+    routing: { policy: 'llumnix', options: { migration: { enabled: true } } },
+    migration: { stallS: 0.5 },
+    scaling: { policy: 'scheduled', actions: [{ atS: 0.5, action: 'add', pool: 'p', count: 1 }, { atS: 0.8, action: 'drain', pool: 'p', count: 1 }] },
+  });
+  for (const mode of ['fast', 'step'] as const) {
+    const res = run(sc, mode);
+    assert.deepEqual({ ...res.migrations!, copiedTokens: 0 }, { ordered: 1, completed: 0, refused: 0, dropped: 1, copiedTokens: 0, meanDowntimeS: 0 });
+    for (let i = 0; i < res.log.n; i++) {
+      assert.ok(res.log.isDone(i), `request ${i}`);
+      assert.equal(res.log.instance[i], 0);
+    }
+  }
 });
