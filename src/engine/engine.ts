@@ -119,13 +119,7 @@ export class Engine {
     this.pendingTokens += pendingOf(r);
     this.splitwise?.arrival(r);
     this.rebuildDue = true;
-    if (!this.busy) {
-      this.busy = true;
-      this.gen++;
-      return now;
-    }
-    // The request is looked at by the next rebuild.
-    return this.cutRun(now);
+    return this.wake(now); // the request is looked at by the next rebuild
   }
 
   /**

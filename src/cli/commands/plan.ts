@@ -8,7 +8,7 @@ import { generateProblem } from '../../optimize/joint-allocation/generate.ts';
 import { buildMilp, type Encoding } from '../../optimize/joint-allocation/milp.ts';
 import { SOLVERS, solveCoefficients, type Plan, type SolverName } from '../../optimize/joint-allocation/plan.ts';
 import { loadProblem, type Problem } from '../../optimize/joint-allocation/problem.ts';
-import { parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
+import { describeHeadroom, parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
 import { ablationStudy, optimalityStudy, robustnessStudy, runtimeStudy, table2Suite } from '../../optimize/joint-allocation/studies.ts';
 import { toLpString } from '../../optimize/highs.ts';
 
@@ -71,7 +71,7 @@ function printPlan(plan: Plan): void {
   if (!plan.feasible && plan.violations.length) o.write(`violations: ${plan.violations.slice(0, 5).map((v) => `${v.family} ${v.where}`).join('; ')}\n`);
   if (plan.headroom) {
     const h = plan.headroom;
-    o.write(`headroom: demand +${+(h.demand * 100).toFixed(4)} %, delay/error +${+(h.slo * 100).toFixed(4)} %; the plan's own (inflated) objective $${fmt(h.inflatedObjective)}` +
+    o.write(`headroom: ${describeHeadroom(h)}; the plan's own (inflated) objective $${fmt(h.inflatedObjective)}` +
       (h.inflatedBound !== null ? `, inflated bound $${fmt(h.inflatedBound)}` : '') + '\n');
     const capped = Object.entries(h.sloFactorByType).filter(([, f]) => f < 1 + h.slo);
     if (capped.length) o.write(`  delay/error inflation capped where no candidate meets the SLO beyond: ${capped.map(([t, f]) => `${t} +${((f - 1) * 100).toFixed(1)} %`).join(', ')}\n`);
@@ -125,7 +125,7 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
         ...(headroom ? { headroom } : {}),
       });
       const o = process.stdout;
-      o.write(`headroom of AGH-H / DM-H: demand +${+(r.headroom.demand * 100).toFixed(4)} %, delay/error +${+(r.headroom.slo * 100).toFixed(4)} %\n`);
+      o.write(`headroom of AGH-H / DM-H: ${describeHeadroom(r.headroom)}\n`);
       o.write('nominal (Stage 1): ' + r.nominal.map((n) => `${n.method} $${fmt(n.objective)} (${n.gpus} GPU${n.feasible ? '' : ', infeasible'})`).join('; ') + '\n');
       for (const s of r.scenarios) {
         o.write(`\nStage 2, ${s.count} scenarios, stress ×${s.stress}\n| method | Stage-1 $ | expected cost $ | violation % | served % |\n|---|---|---|---|---|\n`);

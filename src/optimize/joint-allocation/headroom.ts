@@ -20,6 +20,11 @@ export interface Headroom {
 export const NO_HEADROOM: Headroom = { demand: 0, slo: 0 };
 export const STUDY_HEADROOM: Headroom = { demand: 0.2, slo: 0.25 };
 
+/** "demand +20 %, delay/error +25 %" for messages. */
+export function describeHeadroom(h: Headroom): string {
+  return `demand +${+(h.demand * 100).toFixed(4)} %, delay/error +${+(h.slo * 100).toFixed(4)} %`;
+}
+
 export function isNoHeadroom(h: Headroom | undefined): boolean {
   return !h || (h.demand === 0 && h.slo === 0);
 }

@@ -138,16 +138,18 @@ export async function solveCoefficients(c: Coefficients, opts: PlanOptions = {})
     plan.notes.push(...raw.notes);
     return plan;
   }
-  let bound: number | null = null;
-  const btl = opts.boundTimeLimitS ?? 0;
-  if (btl > 0) {
-    const r = await solveMilp(c, { encoding: 'compact', timeLimitS: btl, diagnose: false });
-    bound = r.bound;
-    if (bound !== null) raw.notes.push(`bound from MILP (${r.status}, ${r.solveSeconds.toFixed(2)} s)`);
-  }
+  const bound = await boundRun(c, opts.boundTimeLimitS ?? 0, raw.notes, 'bound from MILP');
   const plan = planFromAllocation(c, raw.allocation, { solver, solveSeconds: raw.solveSeconds, bound });
   plan.notes.push(...raw.notes);
   return plan;
+}
+
+/** A heuristic's gap reference: the compact MILP's bound after `limitS` seconds (0: none); a note says how it ended. */
+async function boundRun(c: Coefficients, limitS: number, notes: string[], label: string, tail = ''): Promise<number | null> {
+  if (limitS <= 0) return null;
+  const r = await solveMilp(c, { encoding: 'compact', timeLimitS: limitS, diagnose: false });
+  if (r.bound !== null) notes.push(`${label} (${r.status}, ${r.solveSeconds.toFixed(2)} s)${tail}`);
+  return r.bound;
 }
 
 interface RawSolve {
@@ -219,13 +221,7 @@ async function solveWithHeadroom(c: Coefficients, h: Headroom, opts: PlanOptions
     if (!r.ok) notes.push('nominal re-routing failed (LP solver); routing is the inflated plan\'s, scored on the nominal coefficients');
   }
   const solveSeconds = raw.solveSeconds + (performance.now() - t0) / 1000;
-  let bound: number | null = null;
-  const btl = opts.boundTimeLimitS ?? 0;
-  if (btl > 0 && solver !== 'milp') {
-    const r = await solveMilp(c, { encoding: 'compact', timeLimitS: btl, diagnose: false });
-    bound = r.bound;
-    if (bound !== null) notes.push(`bound from the nominal MILP (${r.status}, ${r.solveSeconds.toFixed(2)} s): the gap is the price of headroom plus the heuristic's own gap`);
-  }
+  const bound = solver === 'milp' ? null : await boundRun(c, opts.boundTimeLimitS ?? 0, notes, 'bound from the nominal MILP', ': the gap is the price of headroom plus the heuristic\'s own gap');
   const inflatedGap = raw.bound !== null && inflated ? Math.max(0, (inflated.objective - raw.bound) / Math.max(Math.abs(inflated.objective), 1e-9)) : null;
   const plan = planFromAllocation(c, nominal, {
     solver, solveSeconds, bound,
