@@ -28,6 +28,26 @@ interface PlanFlags {
   sizes?: string;
   suite?: boolean;
   headroom?: string;
+  trace?: string;
+  day?: string;
+  stresses?: string;
+  sigmas?: string;
+}
+
+/** Flags that only the robustness study reads (named in the error when given elsewhere). */
+const ROBUSTNESS_FLAGS = { scenarios: '--scenarios', trials: '--trials', suite: '--suite', trace: '--trace', day: '--day', stresses: '--stresses', sigmas: '--sigmas' } as const;
+
+function onlyForRobustness(f: PlanFlags, where: string): void {
+  for (const [k, flag] of Object.entries(ROBUSTNESS_FLAGS)) {
+    if (f[k as keyof typeof ROBUSTNESS_FLAGS] !== undefined) throw new UserError(`${flag}: only for plan study robustness, not ${where}`);
+  }
+}
+
+/** "1,1.2,1.5" → numbers ≥ min; UserError naming the flag. */
+function numList(flag: string, v: string, min: number): number[] {
+  const parts = v.split(',').map((s) => s.trim());
+  if (parts.some((s) => s === '')) throw new UserError(`--${flag}: expected comma-separated numbers ≥ ${min}, got ${JSON.stringify(v)}`);
+  return parts.map((s) => num(flag, s, { min }));
 }
 
 function num(flag: string, v: string, opts: { int?: boolean; min?: number } = {}): number {
@@ -86,6 +106,7 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
   const sizes = f.sizes ? f.sizes.split(';').map((s) => parseSize('sizes', s)) : undefined;
   const headroom = f.headroom !== undefined ? parseHeadroom('headroom', f.headroom) : undefined;
   if (headroom && which !== 'robustness') throw new UserError('--headroom: only for plan (one plan) and plan study robustness (the AGH-H / DM-H rows)');
+  if (which !== 'robustness') onlyForRobustness(f, `plan study ${which ?? ''}`.trim());
   let result: unknown;
   switch (which) {
     case 'runtime': {
@@ -123,6 +144,10 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
         ...(f.scenarios ? { scenarios: num('scenarios', f.scenarios, { int: true, min: 1 }) } : {}),
         ...(f.trials ? { trials: num('trials', f.trials, { int: true, min: 1 }) } : {}),
         ...(headroom ? { headroom } : {}),
+        ...(f.trace !== undefined ? { tracePath: f.trace === 'none' ? null : f.trace } : {}),
+        ...(f.day !== undefined ? { traceDay: f.day } : {}),
+        ...(f.stresses !== undefined ? { stresses: numList('stresses', f.stresses, 0.01) } : {}),
+        ...(f.sigmas !== undefined ? { sigmas: numList('sigmas', f.sigmas, 0) } : {}),
       });
       const o = process.stdout;
       o.write(`headroom of AGH-H / DM-H: ${describeHeadroom(r.headroom)}\n`);
@@ -134,7 +159,9 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
       o.write('\nGRW volatility (static plans, mean cost per window on the 24-h scale)\n| σ | ' + (r.grw[0]?.rows.map((x) => x.method).join(' | ') ?? '') + ' |\n');
       for (const g of r.grw) o.write(`| ${g.sigma} | ${g.rows.map((x) => `$${fmt(x.meanCostUsd)} (${fmt(x.violationPct, 1)} %)`).join(' | ')} |\n`);
       if (r.diurnal) {
-        o.write(`\nTrace replay (${r.diurnal.bins} windows, peak/trough ${r.diurnal.peakToTrough.toFixed(1)}×)\n| method | mean cost/window $ | total $ | violation % |\n|---|---|---|---|\n`);
+        const d = r.diurnal;
+        const what = d.span.kind === 'day' ? `${d.span.day}${d.span.busiest ? ', the busiest day' : ''}` : 'whole span';
+        o.write(`\nTrace replay of ${d.source} (${what}, ${d.requests} requests; ${d.bins} windows, peak/trough ${d.peakToTrough.toFixed(1)}×)\n| method | mean cost/window $ | total $ | violation % |\n|---|---|---|---|\n`);
         for (const x of r.diurnal.rows) o.write(`| ${x.method} | ${fmt(x.meanCostPerWindowUsd)} | ${fmt(x.totalUsd)} | ${fmt(x.violationPct, 1)} |\n`);
       }
       let suite: Awaited<ReturnType<typeof table2Suite>> | null = null;
@@ -176,10 +203,15 @@ export function registerPlan(program: Command): void {
     .option('--trials <n>', 'robustness study: GRW trials per σ (default 3)')
     .option('--sizes <list>', 'studies: sizes as "I,J,K;I,J,K"')
     .option('--suite', 'robustness study: also run the Table II scenarios S1–S5 (δ, φ_v)')
+    .option('--stresses <list>', 'robustness study: delay/error stress multipliers of the Stage-2 scenarios (default 1,1.5; Fig. 5: 1,1.2,1.5)')
+    .option('--sigmas <list>', 'robustness study: GRW volatilities σ (default 0.01,0.03,0.05)')
+    .option('--trace <file>', 'robustness study: trace for the diurnal replay (default the bundled Azure 2023 code sample; "none" skips it)')
+    .option('--day <YYYY-MM-DD|busiest>', 'robustness study: the UTC day of the trace to replay (default: the busiest day of a multi-day trace, else the whole span)')
     .option('--headroom <d,s>', 'plan against demand × (1+d) and delay/error × (1+s), then report on the nominal coefficients (default off; robustness study: headroom of the AGH-H / DM-H rows, default 0.2,0.25)')
     .action(async (mode: string | undefined, which: string | undefined, f: PlanFlags) => {
       if (mode !== undefined && mode !== 'study') throw new UserError(`plan: unexpected argument ${JSON.stringify(mode)} (did you mean "plan study ${mode}"?)`);
       if (mode === 'study') return runStudy(which, f);
+      onlyForRobustness(f, 'plan (one plan)');
       if (!SOLVERS.includes(f.solver as SolverName)) throw new UserError(`--solver: expected one of ${SOLVERS.join(', ')}, got ${JSON.stringify(f.solver)}`);
       if (f.encoding !== 'paper' && f.encoding !== 'compact') throw new UserError(`--encoding: expected paper or compact, got ${JSON.stringify(f.encoding)}`);
       if (!!f.problem === !!f.generate) throw new UserError('plan: give exactly one of --problem FILE or --generate I,J,K');

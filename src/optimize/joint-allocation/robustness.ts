@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { agh } from './agh.ts';
 import { dvr, hf, lpr } from './baselines.ts';
@@ -11,6 +11,7 @@ import { solveMilp } from './milp.ts';
 import type { Problem } from './problem.ts';
 import { routeFixed } from './route.ts';
 import type { Progress } from './studies.ts';
+import { BUNDLED_REPLAY_TRACE, traceWindows, type TraceWindows } from './trace-windows.ts';
 
 /**
  * Robustness of fixed plans (digest §4.7–4.8): Stage-2 re-routing on perturbed scenarios (Table II style and
@@ -22,15 +23,19 @@ const quiet: Progress = () => {};
 
 /**
  * `AGH-A2` is Algorithm 2 exactly as the paper lists it (`agh(…, { exact: true })`), i.e. the paper's AGH.
- * `AGH-H` / `DM-H` [ours] are AGH / the MILP planned with headroom (`headroom.ts`, default
+ * `AGH-H` / `GH-H` / `DM-H` [ours] are AGH / GH / the MILP planned with headroom (`headroom.ts`, default
  * `STUDY_HEADROOM` = λ × 1.2, delay/error × 1.25); their deployment is then re-routed on the nominal
  * coefficients (the nominal row) and evaluated in Stage 2 exactly like every other method.
  */
-export type Method = 'AGH' | 'AGH-H' | 'AGH-A2' | 'GH' | 'DM' | 'DM-H' | 'LPR' | 'DVR' | 'HF';
-export const METHODS: Method[] = ['AGH', 'AGH-H', 'AGH-A2', 'GH', 'DM', 'DM-H', 'LPR', 'DVR', 'HF'];
+export type Method = 'AGH' | 'AGH-H' | 'AGH-A2' | 'GH' | 'GH-H' | 'DM' | 'DM-H' | 'LPR' | 'DVR' | 'HF';
+export const METHODS: Method[] = ['AGH', 'AGH-H', 'AGH-A2', 'GH', 'GH-H', 'DM', 'DM-H', 'LPR', 'DVR', 'HF'];
 
 /** Methods in the GRW table (static plans of the heuristics and the MILP). */
-const GRW_METHODS: ReadonlySet<Method> = new Set<Method>(['AGH', 'AGH-H', 'AGH-A2', 'GH', 'DM', 'DM-H']);
+const GRW_METHODS: ReadonlySet<Method> = new Set<Method>(['AGH', 'AGH-H', 'AGH-A2', 'GH', 'GH-H', 'DM', 'DM-H']);
+
+/** Methods with a 5-min rolling row in the trace replay (the heuristics; DM-5min would need 288 MILP solves). */
+type RollingMethod = 'AGH' | 'AGH-H' | 'GH' | 'GH-H';
+const ROLLING_METHODS: ReadonlySet<Method> = new Set<Method>(['AGH', 'AGH-H', 'GH', 'GH-H']);
 
 export async function stage1Plans(c: Coefficients, opts: { seed?: number; milpTimeLimitS?: number; methods?: Method[]; headroom?: Headroom } = {}): Promise<Map<Method, Allocation>> {
   const out = new Map<Method, Allocation>();
@@ -44,6 +49,7 @@ export async function stage1Plans(c: Coefficients, opts: { seed?: number; milpTi
       case 'DM-H': { const r = await solveMilp(withHeadroom(c, h), { encoding: 'compact', timeLimitS: tl, diagnose: false }); if (r.allocation) out.set(m, await nominal(r.allocation)); break; }
       case 'AGH-A2': out.set(m, agh(c, { seed: opts.seed ?? 0, exact: true }).state.toAllocation()); break;
       case 'GH': out.set(m, greedy(c).toAllocation()); break;
+      case 'GH-H': out.set(m, await nominal(greedy(withHeadroom(c, h)).toAllocation())); break;
       case 'DM': { const r = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false }); if (r.allocation) out.set(m, r.allocation); break; }
       case 'LPR': out.set(m, await lpr(c)); break;
       case 'DVR': out.set(m, await dvr(c)); break;
@@ -93,7 +99,7 @@ export interface RobustnessResult {
   headroom: Headroom;
   scenarios: { stress: number; count: number; rows: RobustRow[] }[];
   grw: { sigma: number; trials: number; rows: { method: Method; meanCostUsd: number; medianCostUsd: number; violationPct: number }[] }[];
-  diurnal: { bins: number; peakToTrough: number; source: string; rows: { method: Method | `${Method}-5min`; meanCostPerWindowUsd: number; totalUsd: number; violationPct: number }[] } | null;
+  diurnal: { bins: number; peakToTrough: number; source: string; span: TraceWindows['span']; requests: number; rows: { method: Method | `${Method}-5min`; meanCostPerWindowUsd: number; totalUsd: number; violationPct: number }[] } | null;
   nominal: { method: Method; objective: number; feasible: boolean; gpus: number }[];
 }
 
@@ -107,7 +113,10 @@ export interface RobustnessOptions {
   sigmas?: number[];
   trials?: number;
   windows?: number;
+  /** Trace for the diurnal replay (default the bundled Azure 2023 code sample; null: no replay). */
   tracePath?: string | null;
+  /** Which UTC day of the trace to replay (`trace-windows.ts`): YYYY-MM-DD or 'busiest'. */
+  traceDay?: string;
   methods?: Method[];
   milpTimeLimitS?: number;
   /** Add AGH-5min / GH-5min rolling rows to the trace replay (default true). */
@@ -124,6 +133,11 @@ export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<Rob
   const I = p.types.length, J = p.models.length, K = p.tiers.length;
   const c = buildCoefficients(p);
   const headroom = checkHeadroom(opts.headroom ?? STUDY_HEADROOM);
+  const W = opts.windows ?? 288;
+  // The replay's trace is read first, so a bad path or day fails before the long stages.
+  if (opts.tracePath === null && opts.traceDay !== undefined) throw new UserError('--day: no trace to replay (--trace none)');
+  const tw = opts.tracePath === null ? null : traceWindows(opts.tracePath ?? BUNDLED_REPLAY_TRACE, W, opts.traceDay !== undefined ? { day: opts.traceDay } : {});
+  if (tw) log(`robustness: replaying ${tw.span.kind === 'day' ? `${tw.span.day}${tw.span.busiest ? ' (busiest day)' : ''}` : 'the whole span'} of ${tw.source}: ${tw.requests} requests`);
   const plans = await stage1Plans(c, { seed, headroom, ...(opts.milpTimeLimitS !== undefined ? { milpTimeLimitS: opts.milpTimeLimitS } : {}), ...(opts.methods ? { methods: opts.methods } : {}) });
   const methods = [...plans.keys()];
   const nominal = methods.map((m) => {
@@ -151,7 +165,6 @@ export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<Rob
     log(`robustness: ${S} scenarios at stress ${stress} done`);
   }
   // GRW volatility (Table IV): λ_i^(t+1) = λ_i^(t) · exp(N(0, σ)), 288 windows, static plans.
-  const W = opts.windows ?? 288;
   const grw: RobustnessResult['grw'] = [];
   const grwMethods = methods.filter((m) => GRW_METHODS.has(m));
   for (const sigma of opts.sigmas ?? [0.01, 0.03, 0.05]) {
@@ -185,9 +198,8 @@ export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<Rob
   }
   // Diurnal replay (Table V) from the bundled Azure code trace.
   let diurnal: RobustnessResult['diurnal'] = null;
-  if (opts.tracePath !== null) {
-    const path = opts.tracePath ?? 'data/azure-llm/AzureLLMInferenceTrace_code.csv';
-    const mult = traceMultipliers(path, W);
+  if (tw) {
+    const mult = tw!.multipliers;
     const rows: NonNullable<RobustnessResult['diurnal']>['rows'] = [];
     for (const m of methods) {
       let total = 0, viol = 0;
@@ -198,14 +210,12 @@ export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<Rob
       }
       rows.push({ method: m, meanCostPerWindowUsd: total / W, totalUsd: total, violationPct: (100 * viol) / (W * I) });
     }
-    // 5-min rolling variants for the heuristics (DM-5min would need 288 MILP solves; not run).
-    for (const m of methods.filter((x): x is 'AGH' | 'GH' => (x === 'AGH' || x === 'GH') && (opts.rolling ?? true))) {
+    for (const m of methods.filter((x): x is RollingMethod => ROLLING_METHODS.has(x) && (opts.rolling ?? true))) {
       const lam = (w: number) => p.types.map((t) => t.arrivalsPerHour * mult[w]!);
-      const r = await rollingReplay(p, m, plans.get(m)!, W, lam, seed);
+      const r = await rollingReplay(p, m, plans.get(m)!, W, lam, seed, headroom);
       rows.push({ method: `${m}-5min`, meanCostPerWindowUsd: r.total / W, totalUsd: r.total, violationPct: r.violationPct });
     }
-    const nz = mult.filter((v) => v > 0);
-    diurnal = { bins: W, peakToTrough: Math.max(...mult) / Math.max(1e-9, Math.min(...nz)), source: path, rows };
+    diurnal = { bins: W, peakToTrough: tw.peakToTrough, source: tw.source, span: tw.span, requests: tw.requests, rows };
     log('robustness: diurnal replay done');
   }
   return { problem: { I, J, K, seed }, headroom, scenarios, grw, diurnal, nominal };
@@ -262,9 +272,12 @@ export async function table2Suite(opts: { size?: [number, number, number]; seed?
  * 5-min rolling re-planning with keep-best (digest §4.8): before window w, forecast λ by EWMA of the windows
  * seen so far (smoothing 0.5 [A]; the paper does not give it), re-plan with the heuristic on the forecast, and
  * adopt the new plan only if its forecast objective beats the incumbent's (the incumbent re-routed optimally on
- * the forecast). The adopted plan is then scored on the realised window by the routing LP.
+ * the forecast). The adopted plan is then scored on the realised window by the routing LP. The -H methods
+ * plan on the forecast inflated by `headroom` and compare on it too (judged on the nominal forecast, keep-best
+ * would trade the headroom away for the cheaper plan).
  */
-export async function rollingReplay(p: Problem, method: 'AGH' | 'GH', initial: Allocation, W: number, lambdaAt: (w: number) => number[], seed: number): Promise<{ total: number; violationPct: number; adoptions: number }> {
+export async function rollingReplay(p: Problem, method: RollingMethod, initial: Allocation, W: number, lambdaAt: (w: number) => number[], seed: number, headroom: Headroom = STUDY_HEADROOM): Promise<{ total: number; violationPct: number; adoptions: number }> {
+  const withH = method.endsWith('-H');
   let plan = initial;
   let forecast = p.types.map((t) => t.arrivalsPerHour);
   let total = 0, viol = 0, adoptions = 0;
@@ -273,31 +286,17 @@ export async function rollingReplay(p: Problem, method: 'AGH' | 'GH', initial: A
     if (w > 0) {
       const seen = lambdaAt(w - 1);
       forecast = forecast.map((f, i) => 0.5 * seen[i]! + 0.5 * f);
-      const cf = buildCoefficients(p, { lambda: forecast });
-      const cand = method === 'AGH' ? agh(cf, { seed }).state.toAllocation() : greedy(cf).toAllocation();
-      const candObj = evaluate(cf, cand).objective;
+      const nominalForecast = buildCoefficients(p, { lambda: forecast });
+      const cf = withH ? withHeadroom(nominalForecast, headroom) : nominalForecast;
+      const raw = method.startsWith('AGH') ? agh(cf, { seed }).state.toAllocation() : greedy(cf).toAllocation();
+      // The candidate's routes are re-optimised like the incumbent's, so the two compare on the same footing.
+      const cand = await routeFixed(cf, { cfg: raw.cfg, z: raw.z });
       const inc = await routeFixed(cf, { cfg: plan.cfg, z: plan.z });
-      if (candObj < inc.objective - 1e-9) { plan = cand; adoptions++; }
+      if (cand.objective < inc.objective - 1e-9) { plan = cand.allocation; adoptions++; }
     }
     const r = await stage2(p, { lambda: lambdaAt(w) }, plan);
     total += r.cost;
     for (let i = 0; i < I; i++) if (r.u[i]! > 0.01) viol++;
   }
   return { total, violationPct: (100 * viol) / (W * I), adoptions };
-}
-
-/**
- * Demand multipliers per window from an Azure trace (TIMESTAMP, ContextTokens, GeneratedTokens): the
- * trace's span is cut into `bins` equal windows; multiplier = window count / mean window count (digest §4.8).
- * The bundled 2023 sample spans ≈ 57 minutes, so its "day" is the trace's minute-scale burstiness replayed
- * over 288 windows, not a real diurnal cycle (the 2024 week trace is not bundled).
- */
-export function traceMultipliers(path: string, bins: number): number[] {
-  const lines = readFileSync(path, 'utf8').split(/\r?\n/).slice(1).filter((l) => l.trim());
-  const ts = lines.map((l) => Date.parse(l.split(',')[0]!.replace(' ', 'T').slice(0, 23) + 'Z'));
-  const t0 = ts[0]!, t1 = ts[ts.length - 1]!;
-  const counts = new Array<number>(bins).fill(0);
-  for (const t of ts) counts[Math.min(bins - 1, Math.floor(((t - t0) / Math.max(1, t1 - t0)) * bins))]! += 1;
-  const mean = counts.reduce((a, b) => a + b, 0) / bins;
-  return counts.map((v) => v / mean);
 }

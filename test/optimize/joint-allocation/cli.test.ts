@@ -30,3 +30,21 @@ test('llmfleet plan rejects a bad flag with exit 2 and one line', () => {
   assert.equal(s.status, 2);
   assert.match(s.stderr, /--solver: expected one of milp, gh, agh, lpr, dvr, hf/);
 });
+
+test('the robustness study checks its replay trace, day and lists before the long stages; its flags elsewhere are exit 2', () => {
+  const cases: [string[], RegExp][] = [
+    [['study', 'robustness', '--trace', 'no/such/trace.csv'], /no\/such\/trace\.csv/],
+    [['study', 'robustness', '--day', '2024-05-14'], /--day 2024-05-14: .* has no requests on that day \(it spans 2023-11-16 to 2023-11-16\)/],
+    [['study', 'robustness', '--day', '14/05/2024'], /--day: expected a date YYYY-MM-DD or "busiest"/],
+    [['study', 'robustness', '--trace', 'none', '--day', 'busiest'], /--day: no trace to replay/],
+    [['study', 'robustness', '--stresses', '1,,1.5'], /--stresses: expected comma-separated numbers/],
+    [['study', 'runtime', '--trace', 'x.csv'], /--trace: only for plan study robustness, not plan study runtime/],
+    [['--generate', '3,3,3', '--stresses', '1.5'], /--stresses: only for plan study robustness, not plan \(one plan\)/],
+  ];
+  for (const [args, msg] of cases) {
+    const r = cli(args);
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, msg);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr); // one line, and no study stage ran (they log progress)
+  }
+});

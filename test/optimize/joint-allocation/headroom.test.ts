@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildCoefficients, delayOf } from '../../../src/optimize/joint-allocation/coefficients.ts';
@@ -29,6 +29,14 @@ const tight = parseProblem({
 });
 
 const H = { demand: 0.2, slo: 0.25 };
+
+/** A trace with one request per second for a minute (every replay window has multiplier 1). */
+function flatTrace(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'llmfleet-test-'));
+  const path = join(dir, 'flat.csv');
+  writeFileSync(path, 'arrival_s,input_tokens,output_tokens\n' + Array.from({ length: 60 }, (_, k) => `${k + 0.5},1,1`).join('\n') + '\n');
+  return path;
+}
 const stripTime = (p: Plan) => ({ ...p, solveSeconds: 0, notes: p.notes.map((n) => n.replace(/[\d.]+ s\)/, 's)')) });
 
 test('headroom 0 gives exactly the default plan for every solver kind', async () => {
@@ -91,17 +99,23 @@ test('a headroom plan costs more at Stage 1, reports nominal costs, and records 
 });
 
 test('under perturbation the headroom plan serves every type where the cost-minimal plan strands one', async () => {
-  const r = await robustnessStudy({ problem: tight, seed: 1, scenarios: 8, stresses: [1], sigmas: [0.01], trials: 1, windows: 3, methods: ['DM', 'DM-H', 'AGH', 'AGH-H'], headroom: H, milpTimeLimitS: 10 });
+  const r = await robustnessStudy({ problem: tight, seed: 1, scenarios: 8, stresses: [1], sigmas: [0.01], trials: 1, windows: 3, methods: ['DM', 'DM-H', 'AGH', 'AGH-H', 'GH', 'GH-H'], headroom: H, milpTimeLimitS: 10 });
   const row = (m: string) => r.scenarios[0]!.rows.find((x) => x.method === m)!;
-  for (const [plain, head] of [['DM', 'DM-H'], ['AGH', 'AGH-H']] as const) {
+  for (const [plain, head] of [['DM', 'DM-H'], ['AGH', 'AGH-H'], ['GH', 'GH-H']] as const) {
     assert.ok(row(plain).violationPct > 0, `${plain} never strands a type`);
     assert.equal(row(head).violationPct, 0, `${head} strands a type`);
     assert.ok(row(head).stage1Usd >= row(plain).stage1Usd);
     assert.ok(row(head).expectedCostUsd < row(plain).expectedCostUsd);
   }
   assert.deepEqual(r.headroom, H);
-  assert.deepEqual(r.grw[0]!.rows.map((x) => x.method), ['DM', 'DM-H', 'AGH', 'AGH-H']);
-  assert.deepEqual(r.diurnal!.rows.map((x) => x.method), ['DM', 'DM-H', 'AGH', 'AGH-H', 'AGH-5min']);
+  assert.deepEqual(r.grw[0]!.rows.map((x) => x.method), ['DM', 'DM-H', 'AGH', 'AGH-H', 'GH', 'GH-H']);
+  assert.deepEqual(r.diurnal!.rows.map((x) => x.method), ['DM', 'DM-H', 'AGH', 'AGH-H', 'GH', 'GH-H', 'AGH-5min', 'AGH-H-5min', 'GH-5min', 'GH-H-5min']);
+  // Rolling with headroom keeps planning (and judging keep-best) with it: on a flat replay it keeps the dearer
+  // headroom plan, where judging on the nominal forecast would adopt the cheaper plan without headroom.
+  const flat = await robustnessStudy({ problem: tight, seed: 1, scenarios: 1, stresses: [1], sigmas: [0.01], trials: 1, windows: 3, methods: ['AGH', 'AGH-H'], headroom: H, tracePath: flatTrace() });
+  const total = (m: string) => flat.diurnal!.rows.find((x) => x.method === m)!.totalUsd;
+  assert.ok(total('AGH-H') > total('AGH') + 1e-6);
+  assert.ok(Math.abs(total('AGH-H-5min') - total('AGH-H')) < 1e-9);
 });
 
 const cli = (args: string[]) => spawnSync(process.execPath, ['bin/llmfleet.js', 'plan', ...args], { encoding: 'utf8' });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { distribution, optimalityStudy, robustnessStudy, runtimeStudy, table2Suite, traceMultipliers } from '../../../src/optimize/joint-allocation/studies.ts';
+import { distribution, optimalityStudy, robustnessStudy, runtimeStudy, table2Suite } from '../../../src/optimize/joint-allocation/studies.ts';
 
 test('the runtime study times GH, AGH and the MILP per size', async () => {
   const rows = await runtimeStudy({ sizes: [[2, 2, 2]], milpTimeLimitS: 10, repeats: 1 });
@@ -21,12 +21,6 @@ test('gap distribution statistics', () => {
   assert.equal(d.min, 0);
   assert.equal(d.max, 0.1);
   assert.equal(d.within1pct, 0.5);
-});
-
-test('trace multipliers average to one over the windows', () => {
-  const m = traceMultipliers('data/azure-llm/AzureLLMInferenceTrace_code.csv', 24);
-  assert.equal(m.length, 24);
-  assert.ok(Math.abs(m.reduce((a, b) => a + b, 0) / 24 - 1) < 1e-9);
 });
 
 test('the robustness study scores fixed plans on perturbed scenarios, GRW and a trace replay', async () => {
