@@ -22,7 +22,12 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
 
 /** Mean and the standard percentiles; an empty sample gives zeros (and callers report the count beside it). */
 export function dist(values: ArrayLike<number>): Dist {
-  const a = Float64Array.from(values as ArrayLike<number>).sort();
+  return sortedDist(Float64Array.from(values as ArrayLike<number>));
+}
+
+/** `dist` without the copy: sorts `a` in place. */
+export function sortedDist(a: Float64Array): Dist {
+  a.sort();
   let sum = 0;
   for (let i = 0; i < a.length; i++) sum += a[i]!;
   return {
