@@ -9,7 +9,7 @@ import { buildMilp, type Encoding } from '../../optimize/joint-allocation/milp.t
 import { SOLVERS, solveCoefficients, type Plan, type SolverName } from '../../optimize/joint-allocation/plan.ts';
 import { loadProblem, type Problem } from '../../optimize/joint-allocation/problem.ts';
 import { describeHeadroom, parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
-import { ablationStudy, optimalityStudy, robustnessStudy, runtimeStudy, table2Suite } from '../../optimize/joint-allocation/studies.ts';
+import { ablationStudy, budgetSweep, optimalityStudy, robustnessStudy, runtimeStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
 import { toLpString } from '../../optimize/highs.ts';
 
 interface PlanFlags {
@@ -32,10 +32,11 @@ interface PlanFlags {
   day?: string;
   stresses?: string;
   sigmas?: string;
+  budgets?: string;
 }
 
 /** Flags that only the robustness study reads (named in the error when given elsewhere). */
-const ROBUSTNESS_FLAGS = { scenarios: '--scenarios', trials: '--trials', suite: '--suite', trace: '--trace', day: '--day', stresses: '--stresses', sigmas: '--sigmas' } as const;
+const ROBUSTNESS_FLAGS = { scenarios: '--scenarios', trials: '--trials', suite: '--suite', trace: '--trace', day: '--day', stresses: '--stresses', sigmas: '--sigmas', budgets: '--budgets' } as const;
 
 function onlyForRobustness(f: PlanFlags, where: string): void {
   for (const [k, flag] of Object.entries(ROBUSTNESS_FLAGS)) {
@@ -139,6 +140,7 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
       break;
     }
     case 'robustness': {
+      const budgets = f.budgets !== undefined ? numList('budgets', f.budgets, 0) : undefined;
       const r = await robustnessStudy({
         seed, progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
         ...(f.scenarios ? { scenarios: num('scenarios', f.scenarios, { int: true, min: 1 }) } : {}),
@@ -150,7 +152,7 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
         ...(f.sigmas !== undefined ? { sigmas: numList('sigmas', f.sigmas, 0) } : {}),
       });
       const o = process.stdout;
-      o.write(`headroom of AGH-H / DM-H: ${describeHeadroom(r.headroom)}\n`);
+      o.write(`headroom of AGH-H / GH-H / DM-H: ${describeHeadroom(r.headroom)}\n`);
       o.write('nominal (Stage 1): ' + r.nominal.map((n) => `${n.method} $${fmt(n.objective)} (${n.gpus} GPU${n.feasible ? '' : ', infeasible'})`).join('; ') + '\n');
       for (const s of r.scenarios) {
         o.write(`\nStage 2, ${s.count} scenarios, stress ×${s.stress}\n| method | Stage-1 $ | expected cost $ | violation % | served % |\n|---|---|---|---|---|\n`);
@@ -164,17 +166,21 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
         o.write(`\nTrace replay of ${d.source} (${what}, ${d.requests} requests; ${d.bins} windows, peak/trough ${d.peakToTrough.toFixed(1)}×)\n| method | mean cost/window $ | total $ | violation % |\n|---|---|---|---|\n`);
         for (const x of r.diurnal.rows) o.write(`| ${x.method} | ${fmt(x.meanCostPerWindowUsd)} | ${fmt(x.totalUsd)} | ${fmt(x.violationPct, 1)} |\n`);
       }
-      let suite: Awaited<ReturnType<typeof table2Suite>> | null = null;
-      if (f.suite) {
-        suite = await table2Suite({
-          seed, progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
+      const suites: { key: 'table2' | 'budgetSweep'; title: string; settings: readonly SuiteSetting[] }[] = [];
+      if (f.suite) suites.push({ key: 'table2', title: 'Table II suite (δ, φ_v)', settings: TABLE2_SCENARIOS });
+      if (budgets) suites.push({ key: 'budgetSweep', title: 'Budget sweep (Fig. 2; δ at the (6,6,10) scale, φ_v = 1)', settings: budgetSweep(budgets) });
+      const suiteRows: Partial<Record<'table2' | 'budgetSweep', SuiteRow[]>> = {};
+      for (const sw of suites) {
+        const rows = await table2Suite({
+          seed, progress, settings: sw.settings, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
           ...(f.scenarios ? { scenarios: num('scenarios', f.scenarios, { int: true, min: 1 }) } : {}),
           ...(headroom ? { headroom } : {}),
         });
-        o.write('\nTable II suite (δ, φ_v), Stage 2 at stress ×1\n| scenario | method | Stage-1 $ | expected cost $ | violation % |\n|---|---|---|---|---|\n');
-        for (const x of suite) o.write(`| ${x.scenario} | ${x.method} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} |\n`);
+        o.write(`\n${sw.title}, Stage 2 at stress ×1\n| scenario | method | Stage-1 $ | expected cost $ | violation % |\n|---|---|---|---|---|\n`);
+        for (const x of rows) o.write(`| ${x.scenario} | ${x.method} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} |\n`);
+        suiteRows[sw.key] = rows;
       }
-      result = { ...r, table2: suite };
+      result = { ...r, table2: suiteRows.table2 ?? null, ...(suiteRows.budgetSweep ? { budgetSweep: suiteRows.budgetSweep } : {}) };
       break;
     }
     default:
@@ -203,11 +209,12 @@ export function registerPlan(program: Command): void {
     .option('--trials <n>', 'robustness study: GRW trials per σ (default 3)')
     .option('--sizes <list>', 'studies: sizes as "I,J,K;I,J,K"')
     .option('--suite', 'robustness study: also run the Table II scenarios S1–S5 (δ, φ_v)')
+    .option('--budgets <list>', 'robustness study: also run a budget sweep (Fig. 2) over these δ, $ at the (6,6,10) scale, e.g. 50,72,100,150')
     .option('--stresses <list>', 'robustness study: delay/error stress multipliers of the Stage-2 scenarios (default 1,1.5; Fig. 5: 1,1.2,1.5)')
     .option('--sigmas <list>', 'robustness study: GRW volatilities σ (default 0.01,0.03,0.05)')
     .option('--trace <file>', 'robustness study: trace for the diurnal replay (default the bundled Azure 2023 code sample; "none" skips it)')
     .option('--day <YYYY-MM-DD|busiest>', 'robustness study: the UTC day of the trace to replay (default: the busiest day of a multi-day trace, else the whole span)')
-    .option('--headroom <d,s>', 'plan against demand × (1+d) and delay/error × (1+s), then report on the nominal coefficients (default off; robustness study: headroom of the AGH-H / DM-H rows, default 0.2,0.25)')
+    .option('--headroom <d,s>', 'plan against demand × (1+d) and delay/error × (1+s), then report on the nominal coefficients (default off; robustness study: headroom of the AGH-H / GH-H / DM-H rows, default 0.2,0.25)')
     .action(async (mode: string | undefined, which: string | undefined, f: PlanFlags) => {
       if (mode !== undefined && mode !== 'study') throw new UserError(`plan: unexpected argument ${JSON.stringify(mode)} (did you mean "plan study ${mode}"?)`);
       if (mode === 'study') return runStudy(which, f);

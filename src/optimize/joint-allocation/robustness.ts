@@ -222,29 +222,43 @@ export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<Rob
 }
 
 /** Table II scenario suite (digest §4.7): δ and φ_v (multiplies φ of the media types only). */
-export const TABLE2_SCENARIOS = [
+export interface SuiteSetting {
+  id: string;
+  /** δ at the paper's (6,6,10) scale; scaled by I/6 like the generator. */
+  budgetUsd: number;
+  /** Multiplies φ of the media types (image, video). */
+  phiV: number;
+}
+
+export const TABLE2_SCENARIOS: readonly SuiteSetting[] = [
   { id: 'S1', budgetUsd: 100, phiV: 1 },
   { id: 'S2', budgetUsd: 75, phiV: 1 },
   { id: 'S3', budgetUsd: 72, phiV: 1 },
   { id: 'S4', budgetUsd: 75, phiV: 5 },
   { id: 'S5', budgetUsd: 72, phiV: 5 },
-] as const;
+];
+
+/** Fig. 2's budget sweep (grid not given in the paper): one setting per δ at φ_v = 1. */
+export function budgetSweep(budgetsUsd: readonly number[]): SuiteSetting[] {
+  return budgetsUsd.map((b) => ({ id: `δ=${b}`, budgetUsd: b, phiV: 1 }));
+}
 
 export interface SuiteRow extends RobustRow {
   scenario: string;
 }
 
 /**
- * Each Table II scenario: re-plan every method on the modified nominal problem (δ scaled by I/6 like the
- * generator; φ_v on types whose name starts with image/video), then 500 Stage-2 scenarios at stress 1.
+ * Each Table II scenario (or the given `settings`, e.g. `budgetSweep`): re-plan every method on the modified
+ * nominal problem (δ scaled by I/6 like the generator; φ_v on types whose name starts with image/video), then
+ * 500 Stage-2 scenarios at stress 1.
  */
-export async function table2Suite(opts: { size?: [number, number, number]; seed?: number; scenarios?: number; methods?: Method[]; milpTimeLimitS?: number; headroom?: Headroom; progress?: Progress } = {}): Promise<SuiteRow[]> {
+export async function table2Suite(opts: { size?: [number, number, number]; seed?: number; scenarios?: number; settings?: readonly SuiteSetting[]; methods?: Method[]; milpTimeLimitS?: number; headroom?: Headroom; progress?: Progress } = {}): Promise<SuiteRow[]> {
   const [I, J, K] = opts.size ?? [6, 6, 10];
   const seed = opts.seed ?? 1;
   const S = opts.scenarios ?? 500;
   const base = generateProblem(I, J, K, seed);
   const out: SuiteRow[] = [];
-  for (const sc of TABLE2_SCENARIOS) {
+  for (const sc of opts.settings ?? TABLE2_SCENARIOS) {
     const p: Problem = {
       ...base,
       budgetUsd: (sc.budgetUsd * I) / 6,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { distribution, optimalityStudy, robustnessStudy, runtimeStudy, table2Suite } from '../../../src/optimize/joint-allocation/studies.ts';
+import { budgetSweep, distribution, optimalityStudy, robustnessStudy, runtimeStudy, table2Suite } from '../../../src/optimize/joint-allocation/studies.ts';
 
 test('the runtime study times GH, AGH and the MILP per size', async () => {
   const rows = await runtimeStudy({ sizes: [[2, 2, 2]], milpTimeLimitS: 10, repeats: 1 });
@@ -41,4 +41,11 @@ test('the Table II suite re-plans under each budget and media-penalty setting', 
   const s3 = rows.find((r) => r.scenario === 'S3' && r.method === 'AGH')!;
   assert.ok(s3.stage1Usd <= (72 / 2) + 1e-9, 'S3 budget is $72·I/6 = $36 and Stage-1 cost is within it');
   assert.ok(s1.stage1Usd <= 50 + 1e-9);
+});
+
+test('a budget sweep (Fig. 2) re-plans at each δ, scaled by I/6 like the generator', async () => {
+  const rows = await table2Suite({ size: [3, 3, 3], scenarios: 2, methods: ['DM'], settings: budgetSweep([20, 200]), milpTimeLimitS: 10 });
+  assert.deepEqual(rows.map((r) => r.scenario), ['δ=20', 'δ=200']);
+  assert.ok(rows[0]!.stage1Usd <= 20 / 2 + 1e-9, 'δ = $20 at the (6,6,10) scale is $10 at I = 3');
+  assert.ok(rows[1]!.stage1Usd > rows[0]!.stage1Usd, 'the larger budget buys more');
 });
