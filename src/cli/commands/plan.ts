@@ -9,7 +9,7 @@ import { buildMilp, type Encoding } from '../../optimize/joint-allocation/milp.t
 import { SOLVERS, solveCoefficients, type Plan, type SolverName } from '../../optimize/joint-allocation/plan.ts';
 import { loadProblem, type Problem } from '../../optimize/joint-allocation/problem.ts';
 import { describeHeadroom, parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
-import { ablationStudy, budgetSweep, optimalityStudy, robustnessStudy, runtimeStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
+import { ablationStudy, budgetSweep, optimalityStudy, robustnessStudy, runtimeStudy, SENSITIVITY_GRIDS, sensitivityStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
 import { toLpString } from '../../optimize/highs.ts';
 
 interface PlanFlags {
@@ -183,8 +183,22 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
       result = { ...r, table2: suiteRows.table2 ?? null, ...(suiteRows.budgetSweep ? { budgetSweep: suiteRows.budgetSweep } : {}) };
       break;
     }
+    case 'sensitivity': {
+      const pts = sensitivityStudy({ seed, progress, ...(sizes ? { size: sizes[0]! } : {}) });
+      const o = process.stdout;
+      o.write('AGH re-planned per grid point (Fig. 5d–f). Cell: objective $ / GPUs (pairs) / TFLOPS per GPU / % GPUs on quantised tiers / % served\n');
+      for (const [grid, g] of Object.entries(SENSITIVITY_GRIDS)) {
+        o.write(`\n${grid}\n| ${g.a.name} \\ ${g.b.name} | ${g.b.values.join(' | ')} |\n|---|${g.b.values.map(() => '---|').join('')}\n`);
+        for (const a of g.a.values) {
+          const cells = pts.filter((p) => p.grid === grid && p.a === a).map((p) => `${fmt(p.objective)} / ${p.gpus} (${p.pairs}) / ${p.tflopsPerGpu.toFixed(0)} / ${(100 * p.quantizedGpuShare).toFixed(0)} / ${p.servedPct.toFixed(1)}`);
+          o.write(`| ${a} | ${cells.join(' | ')} |\n`);
+        }
+      }
+      result = pts;
+      break;
+    }
     default:
-      throw new UserError(`plan study: expected one of runtime, optimality, robustness, got ${JSON.stringify(which ?? '')}`);
+      throw new UserError(`plan study: expected one of runtime, optimality, robustness, sensitivity, got ${JSON.stringify(which ?? '')}`);
   }
   if (f.out) writeOut(f.out, `study-${which}.json`, result);
 }
@@ -194,7 +208,7 @@ export function registerPlan(program: Command): void {
     .command('plan')
     .description('Joint model / GPU-tier / parallelism / routing allocation (seed 002): MILP on HiGHS, GH, AGH, baselines')
     .argument('[mode]', '"study" to run a study')
-    .argument('[which]', 'study: runtime | optimality | robustness')
+    .argument('[which]', 'study: runtime | optimality | robustness | sensitivity')
     .option('--problem <file>', 'problem file (YAML or JSON)')
     .option('--generate <I,J,K>', 'generate a random instance of this size')
     .option('--seed <n>', 'seed for --generate, AGH orderings and studies', '1')

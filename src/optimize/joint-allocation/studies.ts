@@ -189,3 +189,4 @@ export function ablationStudy(opts: { size?: [number, number, number]; seeds?: n
 }
 
 export * from './robustness.ts';
+export * from './sensitivity.ts';
