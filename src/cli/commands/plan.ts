@@ -9,7 +9,7 @@ import { buildMilp, type Encoding } from '../../optimize/joint-allocation/milp.t
 import { SOLVERS, solveCoefficients, type Plan, type SolverName } from '../../optimize/joint-allocation/plan.ts';
 import { loadProblem, type Problem } from '../../optimize/joint-allocation/problem.ts';
 import { describeHeadroom, parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
-import { ablationStudy, budgetSweep, optimalityStudy, robustnessStudy, runtimeStudy, SENSITIVITY_GRIDS, sensitivityStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
+import { ablationStudy, budgetSweep, capSweep, optimalityStudy, robustnessStudy, runtimeStudy, SENSITIVITY_GRIDS, sensitivityStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
 import { toLpString } from '../../optimize/highs.ts';
 
 interface PlanFlags {
@@ -33,10 +33,11 @@ interface PlanFlags {
   stresses?: string;
   sigmas?: string;
   budgets?: string;
+  caps?: string;
 }
 
 /** Flags that only the robustness study reads (named in the error when given elsewhere). */
-const ROBUSTNESS_FLAGS = { scenarios: '--scenarios', trials: '--trials', suite: '--suite', trace: '--trace', day: '--day', stresses: '--stresses', sigmas: '--sigmas', budgets: '--budgets' } as const;
+const ROBUSTNESS_FLAGS = { scenarios: '--scenarios', trials: '--trials', suite: '--suite', trace: '--trace', day: '--day', stresses: '--stresses', sigmas: '--sigmas', budgets: '--budgets', caps: '--caps' } as const;
 
 function onlyForRobustness(f: PlanFlags, where: string): void {
   for (const [k, flag] of Object.entries(ROBUSTNESS_FLAGS)) {
@@ -141,6 +142,9 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
     }
     case 'robustness': {
       const budgets = f.budgets !== undefined ? numList('budgets', f.budgets, 0) : undefined;
+      const caps = f.caps !== undefined ? numList('caps', f.caps, 0) : undefined;
+      if (caps?.some((v) => v > 1)) throw new UserError(`--caps: each cap is a share of a type's demand in [0, 1] (1 = soft), got ${JSON.stringify(f.caps)}`);
+      const stresses = f.stresses !== undefined ? numList('stresses', f.stresses, 0.01) : undefined;
       const r = await robustnessStudy({
         seed, progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
         ...(f.scenarios ? { scenarios: num('scenarios', f.scenarios, { int: true, min: 1 }) } : {}),
@@ -148,7 +152,7 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
         ...(headroom ? { headroom } : {}),
         ...(f.trace !== undefined ? { tracePath: f.trace === 'none' ? null : f.trace } : {}),
         ...(f.day !== undefined ? { traceDay: f.day } : {}),
-        ...(f.stresses !== undefined ? { stresses: numList('stresses', f.stresses, 0.01) } : {}),
+        ...(stresses ? { stresses } : {}),
         ...(f.sigmas !== undefined ? { sigmas: numList('sigmas', f.sigmas, 0) } : {}),
       });
       const o = process.stdout;
@@ -180,7 +184,17 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
         for (const x of rows) o.write(`| ${x.scenario} | ${x.method} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} |\n`);
         suiteRows[sw.key] = rows;
       }
-      result = { ...r, table2: suiteRows.table2 ?? null, ...(suiteRows.budgetSweep ? { budgetSweep: suiteRows.budgetSweep } : {}) };
+      let capRows: Awaited<ReturnType<typeof capSweep>> | null = null;
+      if (caps) {
+        capRows = await capSweep({
+          seed, progress, caps, ...(stresses ? { stresses } : {}), ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
+          ...(f.scenarios ? { scenarios: num('scenarios', f.scenarios, { int: true, min: 1 }) } : {}),
+        });
+        o.write('\nUnmet-cap sweep (Fig. 4): ζ on every type at Stage 1; violation = unserved share above ζ (1 % for soft)\n| ζ | stress | method | meets ζ at Stage 1 | Stage-1 $ | expected cost $ | violation % | served % |\n|---|---|---|---|---|---|---|---|\n');
+        for (const x of capRows.rows) o.write(`| ${x.cap} | ×${x.stress} | ${x.method} | ${x.meetsCapAtStage1 ? 'yes' : 'no'} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} | ${fmt(x.servedPct, 1)} |\n`);
+        for (const x of capRows.infeasible) o.write(`| ${x.cap} | — | ${x.method} | infeasible | | | | |\n`);
+      }
+      result = { ...r, table2: suiteRows.table2 ?? null, ...(suiteRows.budgetSweep ? { budgetSweep: suiteRows.budgetSweep } : {}), ...(capRows ? { capSweep: capRows } : {}) };
       break;
     }
     case 'sensitivity': {
@@ -223,6 +237,7 @@ export function registerPlan(program: Command): void {
     .option('--trials <n>', 'robustness study: GRW trials per σ (default 3)')
     .option('--sizes <list>', 'studies: sizes as "I,J,K;I,J,K"')
     .option('--suite', 'robustness study: also run the Table II scenarios S1–S5 (δ, φ_v)')
+    .option('--caps <list>', 'robustness study: also run the unmet-cap sweep (Fig. 4) over these ζ, e.g. 0.01,0.02,0.05,1 (1 = soft); AGH, GH, DM at the --stresses')
     .option('--budgets <list>', 'robustness study: also run a budget sweep (Fig. 2) over these δ, $ at the (6,6,10) scale, e.g. 50,72,100,150')
     .option('--stresses <list>', 'robustness study: delay/error stress multipliers of the Stage-2 scenarios (default 1,1.5; Fig. 5: 1,1.2,1.5)')
     .option('--sigmas <list>', 'robustness study: GRW volatilities σ (default 0.01,0.03,0.05)')

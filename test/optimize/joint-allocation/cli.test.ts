@@ -38,6 +38,8 @@ test('the robustness study checks its replay trace, day and lists before the lon
     [['study', 'robustness', '--day', '14/05/2024'], /--day: expected a date YYYY-MM-DD or "busiest"/],
     [['study', 'robustness', '--trace', 'none', '--day', 'busiest'], /--day: no trace to replay/],
     [['study', 'robustness', '--stresses', '1,,1.5'], /--stresses: expected comma-separated numbers/],
+    [['study', 'robustness', '--caps', '0.02,1.5'], /--caps: each cap is a share of a type's demand in \[0, 1\]/],
+    [['study', 'robustness', '--budgets', 'lots'], /--budgets: expected a number/],
     [['study', 'runtime', '--trace', 'x.csv'], /--trace: only for plan study robustness, not plan study runtime/],
     [['--generate', '3,3,3', '--stresses', '1.5'], /--stresses: only for plan study robustness, not plan \(one plan\)/],
   ];
