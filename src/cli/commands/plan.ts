@@ -107,7 +107,7 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
   const seed = num('seed', f.seed, { int: true });
   const sizes = f.sizes ? f.sizes.split(';').map((s) => parseSize('sizes', s)) : undefined;
   const headroom = f.headroom !== undefined ? parseHeadroom('headroom', f.headroom) : undefined;
-  if (headroom && which !== 'robustness') throw new UserError('--headroom: only for plan (one plan) and plan study robustness (the AGH-H / DM-H rows)');
+  if (headroom && which !== 'robustness') throw new UserError('--headroom: only for plan (one plan) and plan study robustness (the AGH-H / GH-H / DM-H rows)');
   if (which !== 'robustness') onlyForRobustness(f, `plan study ${which ?? ''}`.trim());
   let result: unknown;
   switch (which) {
@@ -145,9 +145,10 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
       const caps = f.caps !== undefined ? numList('caps', f.caps, 0) : undefined;
       if (caps?.some((v) => v > 1)) throw new UserError(`--caps: each cap is a share of a type's demand in [0, 1] (1 = soft), got ${JSON.stringify(f.caps)}`);
       const stresses = f.stresses !== undefined ? numList('stresses', f.stresses, 0.01) : undefined;
+      const scenarios = f.scenarios !== undefined ? num('scenarios', f.scenarios, { int: true, min: 1 }) : undefined;
       const r = await robustnessStudy({
         seed, progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
-        ...(f.scenarios ? { scenarios: num('scenarios', f.scenarios, { int: true, min: 1 }) } : {}),
+        ...(scenarios !== undefined ? { scenarios } : {}),
         ...(f.trials ? { trials: num('trials', f.trials, { int: true, min: 1 }) } : {}),
         ...(headroom ? { headroom } : {}),
         ...(f.trace !== undefined ? { tracePath: f.trace === 'none' ? null : f.trace } : {}),
@@ -177,7 +178,7 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
       for (const sw of suites) {
         const rows = await table2Suite({
           seed, progress, settings: sw.settings, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
-          ...(f.scenarios ? { scenarios: num('scenarios', f.scenarios, { int: true, min: 1 }) } : {}),
+          ...(scenarios !== undefined ? { scenarios } : {}),
           ...(headroom ? { headroom } : {}),
         });
         o.write(`\n${sw.title}, Stage 2 at stress ×1\n| scenario | method | Stage-1 $ | expected cost $ | violation % |\n|---|---|---|---|---|\n`);
@@ -188,7 +189,7 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
       if (caps) {
         capRows = await capSweep({
           seed, progress, caps, ...(stresses ? { stresses } : {}), ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
-          ...(f.scenarios ? { scenarios: num('scenarios', f.scenarios, { int: true, min: 1 }) } : {}),
+          ...(scenarios !== undefined ? { scenarios } : {}),
         });
         o.write('\nUnmet-cap sweep (Fig. 4): ζ on every type at Stage 1; violation = unserved share above ζ (1 % for soft)\n| ζ | stress | method | meets ζ at Stage 1 | Stage-1 $ | expected cost $ | violation % | served % |\n|---|---|---|---|---|---|---|---|\n');
         for (const x of capRows.rows) o.write(`| ${x.cap} | ×${x.stress} | ${x.method} | ${x.meetsCapAtStage1 ? 'yes' : 'no'} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} | ${fmt(x.servedPct, 1)} |\n`);

@@ -205,10 +205,10 @@ export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<Rob
     });
     log(`robustness: GRW σ=${sigma} done`);
   }
-  // Diurnal replay (Table V) from the bundled Azure code trace.
+  // Diurnal replay (Table V) of the trace read above.
   let diurnal: RobustnessResult['diurnal'] = null;
   if (tw) {
-    const mult = tw!.multipliers;
+    const mult = tw.multipliers;
     const rows: NonNullable<RobustnessResult['diurnal']>['rows'] = [];
     for (const m of methods) {
       let total = 0, viol = 0;
