@@ -296,8 +296,20 @@ export function agh(c: Coefficients, opts: AghOptions = {}): AghResult {
       .sort((a, b) => a.objective() - b.objective())
       .filter((s) => { const key = s.objective().toPrecision(12); if (seen2.has(key)) return false; seen2.add(key); return true; })
       .slice(0, opts.deployStarts ?? 3);
+    const wideCounter: LpCounter = { solves: 0, work: 0, limit: maxWork };
     for (const st of starts) {
-      const s = deploymentSearch(st, { counter, maxWork });
+      let s = deploymentSearch(st, { counter, maxWork });
+      // A plan that still strands demand (a tight budget, mostly) may improve only by swapping two pairs at
+      // once — e.g. an 8B pair for a 34B one plus another for a cheaper model — where each half alone breaks the
+      // budget or serves less, so its relaxation bound ranks it low. A second search from the same start then
+      // combines the best 40 singles instead of 8; it replaces the first only if better (as the only search it
+      // took a worse path on (6,6,10) seed 17). Measured: (6,6,10) at δ = $60, seeds 2 and 4 went from 18 % and
+      // 984 % above the MILP optimum to it. It has its own work budget (same size), so it can at most double
+      // the LP time of a call, and only on plans that strand demand.
+      if (s.u.some((u) => u > 1e-6) && wideCounter.work < maxWork) {
+        const wide = deploymentSearch(st, { counter: wideCounter, maxWork, pairTop: 40 });
+        if (wide.objective() < s.objective() - 1e-9) s = wide;
+      }
       if (s.objective() < best.state.objective() - 1e-9 && evaluate(c, s.toAllocation()).feasible) best = { ...best, state: s, feasible: true };
     }
   }

@@ -9,7 +9,7 @@ import type { State } from './state.ts';
  * routing with admission search (`routeDeployment`) recovers the MILP optimum on every one we checked. So the
  * search walks deployments: neighbours are another TP×PP on an active pair, closing a pair, replacing a pair by
  * another (model, tier) with one of its two smallest GPU counts, and opening a pair; plus every combination of
- * one of the `pairTop` best neighbours (more while demand is stranded) with any other neighbour on different pairs. Each neighbour is scored by
+ * one of the `pairTop` best neighbours with any other neighbour on different pairs. Each neighbour is scored by
  * the LP relaxation of its routing (z = x; a lower bound), neighbours whose bound cannot beat the incumbent are
  * pruned, and the `keep` best are routed exactly; the best improvement is taken, for ≤ `rounds` rounds. Work is
  * capped by a simplex work count (deterministic, no clock).
@@ -20,8 +20,6 @@ export interface DeploymentSearchOptions {
   counter?: LpCounter;
   /** Best single moves combined with every other move (default 8; 0 = single moves only). */
   pairTop?: number;
-  /** `pairTop` while the incumbent leaves some demand unserved (default 40), see below. */
-  pairTopUnserved?: number;
   /** Neighbours routed cheaply per round, best bound first (default 40). */
   screen?: number;
   /** Of those, neighbours routed with the full admission search (default 8). */
@@ -38,7 +36,7 @@ export function deploymentSearch(s: State, opts: DeploymentSearchOptions = {}): 
   const c = s.c, JK = c.J * c.K, C = c.configs.length;
   const maxWork = opts.maxWork ?? DEFAULT_LP_WORK;
   const counter: LpCounter = opts.counter ?? { solves: 0, work: 0, limit: maxWork };
-  const keep = opts.keep ?? 8, screen = opts.screen ?? 40;
+  const pairTop = opts.pairTop ?? 8, keep = opts.keep ?? 8, screen = opts.screen ?? 40;
   const cheap = { maxAdds: 2, tries: 2 };
   const memOk = (pr: number, cf: number) => c.weightsGb[pr]! / c.configs[cf]!.gpus <= c.p.tiers[pr % c.K]!.memoryGb;
   // Configs by GPUs ascending, larger TP first on ties (PP only adds delay).
@@ -57,11 +55,6 @@ export function deploymentSearch(s: State, opts: DeploymentSearchOptions = {}): 
   let cur = s;
   for (let round = 0; round < (opts.rounds ?? 3); round++) {
     const curObj = cur.objective();
-    // A plan that strands demand (a tight budget, mostly) often improves only by swapping two pairs at once —
-    // e.g. an 8B pair for a 34B one plus another pair for a cheaper one — where each half alone breaks the
-    // budget or serves less, so its relaxation bound ranks it low. Measured: (6,6,10) seed 2 at δ = $60 needs
-    // the top 40 singles combined (AGH $6,108 → the MILP's $5,175); plans that serve everything keep 8.
-    const pairTop = cur.u.some((u) => u > 1e-6) ? (opts.pairTopUnserved ?? 40) : (opts.pairTop ?? 8);
     const scored: { bound: number; move: Move; support: Uint8Array }[] = [];
     const overBudget: Move[] = [];
     const score = (move: Move) => {
