@@ -67,6 +67,11 @@ function spread(n: number, count: number, size: number): { idx: number; cycle: n
   return { idx: n % size, cycle: Math.floor(n / size) };
 }
 
+/** δ given at the paper's (6,6,10) scale, for an instance with I query types (the generator scales δ and C^s by I/6). */
+export function budgetForTypes(usdAtSix: number, I: number): number {
+  return (usdAtSix * I) / 6;
+}
+
 export interface GenerateOptions {
   /** Base budget δ for 6 types (scaled by I/6 [A]); default $100 [P]. */
   budgetUsd?: number;

@@ -4,7 +4,7 @@ import { agh } from './agh.ts';
 import { dvr, hf, lpr } from './baselines.ts';
 import { buildCoefficients, type Coefficients, type CoefOverrides } from './coefficients.ts';
 import { evaluate, type Allocation } from './evaluate.ts';
-import { generateProblem } from './generate.ts';
+import { budgetForTypes, generateProblem } from './generate.ts';
 import { greedy } from './gh.ts';
 import { checkHeadroom, STUDY_HEADROOM, withHeadroom, type Headroom } from './headroom.ts';
 import { solveMilp } from './milp.ts';
@@ -270,7 +270,7 @@ export async function table2Suite(opts: { size?: [number, number, number]; seed?
   for (const sc of opts.settings ?? TABLE2_SCENARIOS) {
     const p: Problem = {
       ...base,
-      budgetUsd: (sc.budgetUsd * I) / 6,
+      budgetUsd: budgetForTypes(sc.budgetUsd, I),
       types: base.types.map((t) => (/^(image|video)/.test(t.name) ? { ...t, unmetPenaltyUsdPerHour: t.unmetPenaltyUsdPerHour * sc.phiV } : t)),
     };
     const c = buildCoefficients(p);

@@ -1,7 +1,7 @@
 import { agh } from './agh.ts';
 import { buildCoefficients } from './coefficients.ts';
 import { evaluate } from './evaluate.ts';
-import { generateProblem } from './generate.ts';
+import { budgetForTypes, generateProblem } from './generate.ts';
 import type { Problem } from './problem.ts';
 import type { Progress } from './studies.ts';
 
@@ -43,7 +43,7 @@ export interface SensitivityPoint {
 export function scaledProblem(p: Problem, f: { delay?: number; error?: number; price?: number; budgetUsd?: number }): Problem {
   return {
     ...p,
-    ...(f.budgetUsd !== undefined ? { budgetUsd: (f.budgetUsd * p.types.length) / 6 } : {}),
+    ...(f.budgetUsd !== undefined ? { budgetUsd: budgetForTypes(f.budgetUsd, p.types.length) } : {}),
     types: p.types.map((t) => ({ ...t, delaySloS: t.delaySloS * (f.delay ?? 1), errorSlo: Math.min(1, t.errorSlo * (f.error ?? 1)) })),
     tiers: p.tiers.map((k) => ({ ...k, priceUsdPerHour: k.priceUsdPerHour * (f.price ?? 1) })),
   };
