@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { LineCounter, parseDocument, isNode } from 'yaml';
+import { issueError, parseConfigText } from '../util/config-file.ts';
 import { ConfigError } from '../util/errors.ts';
 import { HARDWARE } from './hardware.ts';
 import { MODELS } from './models.ts';
@@ -99,32 +99,9 @@ export function loadCatalogFile(path: string, base: Catalog = BUILTIN_CATALOG): 
  * ```
  */
 export function parseCatalogYaml(text: string, source: string, base: Catalog = BUILTIN_CATALOG): Catalog {
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    const err = doc.errors[0]!;
-    throw new ConfigError({ source, line: lc.linePos(err.pos[0]).line, expected: 'valid YAML', got: err.message });
-  }
-  const raw = doc.toJS() ?? {};
-  const lineOf = (path: PropertyKey[]): number | undefined => {
-    for (let n = path.length; n > 0; n--) {
-      const node = doc.getIn(path.slice(0, n) as (string | number)[], true);
-      if (isNode(node) && node.range) return lc.linePos(node.range[0]).line;
-    }
-    return undefined;
-  };
-  const parsed = catalogFileSchema.safeParse(raw);
-  if (!parsed.success) {
-    const iss = parsed.error.issues[0]!;
-    const p = iss.path as PropertyKey[];
-    throw new ConfigError({
-      source,
-      line: lineOf(iss.code === 'unrecognized_keys' ? [...p, iss.keys[0]!] : p),
-      path: p.map(String).join('.'),
-      expected: describeIssue(iss),
-      got: valueAt(raw, p),
-    });
-  }
+  const doc = parseConfigText(text, source);
+  const parsed = catalogFileSchema.safeParse(doc.raw);
+  if (!parsed.success) throw issueError(parsed.error, doc.raw, doc);
   const hardware: Record<string, HardwareSpec> = { ...base.hardware };
   const models: Record<string, ModelSpec> = { ...base.models };
   const merge = <T>(
@@ -137,16 +114,8 @@ export function parseCatalogYaml(text: string, source: string, base: Catalog = B
       const merged = { ...(Object.hasOwn(into, id) ? into[id] : {}), ...entry, name: id };
       const r = schema.safeParse(merged);
       if (!r.success) {
-        const iss = r.error.issues[0]!;
-        const p = [section, id, ...(iss.path as PropertyKey[])];
-        const known = Object.hasOwn(into, id);
-        throw new ConfigError({
-          source,
-          line: lineOf(p),
-          path: p.map(String).join('.'),
-          expected: known ? describeIssue(iss) : `${describeIssue(iss)} (a new ${section} entry needs every field)`,
-          got: valueAt(merged, iss.path as PropertyKey[]),
-        });
+        const hint = Object.hasOwn(into, id) ? '' : ` (a new ${section} entry needs every field)`;
+        throw issueError(r.error, merged, { ...doc, prefix: [section, id], hint });
       }
       into[id] = r.data;
     }
@@ -156,17 +125,3 @@ export function parseCatalogYaml(text: string, source: string, base: Catalog = B
   return { hardware, models };
 }
 
-function describeIssue(iss: z.core.$ZodIssue): string {
-  if (iss.code === 'unrecognized_keys') return `no unknown keys (${iss.keys.join(', ')})`;
-  if (iss.code === 'invalid_type') return iss.expected === 'undefined' ? 'nothing here' : `a ${iss.expected}`;
-  return iss.message;
-}
-
-function valueAt(obj: unknown, path: PropertyKey[]): unknown {
-  let cur: unknown = obj;
-  for (const k of path) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<PropertyKey, unknown>)[k];
-  }
-  return cur;
-}

@@ -53,16 +53,36 @@ export function validateConfig<S extends z.ZodType>(
 ): z.output<S> {
   const r = schema.safeParse(doc.raw);
   if (r.success) return r.data;
-  const iss = r.error.issues[0]!;
-  const p = [...(iss.path as PropertyKey[])];
+  throw issueError(r.error, doc.raw, { source: doc.source, lineOf: doc.lineOf, sourceFor });
+}
+
+/** Where a schema was applied, for {@link issueError}. */
+export interface IssueContext {
+  source?: string;
+  lineOf?: (path: readonly PropertyKey[]) => number | undefined;
+  /** Path of the validated value inside the document (its issues' paths are relative to it). */
+  prefix?: readonly PropertyKey[];
+  /** Attributes a path to something other than the file (a `--set` flag); no line then. */
+  sourceFor?: (path: readonly PropertyKey[]) => string | undefined;
+  /** Appended to what was expected. */
+  hint?: string;
+}
+
+/** The first schema problem as one ConfigError: file, line, dotted path, what was expected and what was found. */
+export function issueError(error: z.ZodError, value: unknown, ctx: IssueContext = {}): ConfigError {
+  const iss = error.issues[0]!;
+  const rel = iss.path as PropertyKey[];
+  const p = [...(ctx.prefix ?? []), ...rel];
   const full = iss.code === 'unrecognized_keys' ? [...p, iss.keys[0]!] : p;
-  const override = sourceFor?.(full);
-  throw new ConfigError({
-    source: override ?? doc.source,
-    line: override ? undefined : doc.lineOf(full),
+  const override = ctx.sourceFor?.(full);
+  const got = iss.code === 'unrecognized_keys' ? undefined : valueAt(value, rel);
+  const missing = iss.code === 'invalid_type' && got === undefined ? ' (the field is missing)' : '';
+  return new ConfigError({
+    source: override ?? ctx.source,
+    line: override ? undefined : ctx.lineOf?.(full),
     path: formatPath(full),
-    expected: describeIssue(iss),
-    got: iss.code === 'unrecognized_keys' ? undefined : valueAt(doc.raw, p),
+    expected: describeIssue(iss) + missing + (ctx.hint ?? ''),
+    got,
   });
 }
 

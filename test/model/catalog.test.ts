@@ -100,7 +100,7 @@ test('loadCatalogFile reads a file and names it, the line and the field in error
   writeFileSync(unknownKey, 'hardware:\n  h100-80gb:\n    priceUsd: 2\n');
   assert.throws(() => loadCatalogFile(unknownKey), (e: unknown) => {
     assert.ok(e instanceof ConfigError);
-    assert.match(e.message, /bad1\.yaml:3 hardware\.h100-80gb: expected no unknown keys \(priceUsd\)/);
+    assert.match(e.message, /bad1\.yaml:3 hardware\.h100-80gb\.priceUsd: expected no unknown key here \(found .priceUsd.\)/);
     return true;
   });
 

@@ -4,7 +4,8 @@ import { gatewayConfigSchema, loadGatewayConfig, type GatewayConfig } from '../.
 import { startGateway } from '../../live/gateway/gateway.ts';
 import { autoscalerFromConfig } from '../../live/autoscaler/from-config.ts';
 import { ROUTER_NAMES } from '../../policy/routing/registry.ts';
-import { ConfigError, UserError } from '../../util/errors.ts';
+import { issueError } from '../../util/config-file.ts';
+import { UserError } from '../../util/errors.ts';
 import { parseIntFlag } from '../util.ts';
 
 interface ServeFlags {
@@ -66,10 +67,7 @@ export function registerServe(program: Command): void {
         raw.routing = { policy: o.routing, options: {} };
       }
       const parsed = gatewayConfigSchema.safeParse(raw);
-      if (!parsed.success) {
-        const iss = parsed.error.issues[0]!;
-        throw new ConfigError({ source: o.config ?? 'flags', path: iss.path.join('.'), expected: iss.message });
-      }
+      if (!parsed.success) throw issueError(parsed.error, raw, { source: o.config ?? 'flags' });
       cfg = parsed.data;
       const gw = await startGateway(cfg);
       const n = gw.fleet.instances.length;

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { parseDocument, LineCounter } from 'yaml';
 import { z } from 'zod';
-import { ConfigError, UserError } from '../../util/errors.ts';
+import { formatPath, issueError, readConfigFile } from '../../util/config-file.ts';
+import { ConfigError } from '../../util/errors.ts';
 
 /**
  * The joint allocation problem of seed 002 (digest §2): query types i, models j, GPU tiers k (hardware ×
@@ -70,19 +69,15 @@ export type ModelEntry = Problem['models'][number];
 export type Tier = Problem['tiers'][number];
 
 /** Validates a parsed object; `source` names the file for messages. Cross-field checks included. */
-export function parseProblem(raw: unknown, source = 'problem', lineOf?: (path: (string | number)[]) => number | undefined): Problem {
+export function parseProblem(raw: unknown, source = 'problem', lineOf?: (path: readonly PropertyKey[]) => number | undefined): Problem {
   const r = problemSchema.safeParse(raw);
-  if (!r.success) {
-    const iss = r.error.issues[0]!;
-    const path = iss.path.map(String);
-    const line = lineOf?.(iss.path as (string | number)[]);
-    throw new ConfigError({ source, ...(line !== undefined ? { line } : {}), path: path.join('.'), expected: iss.message, got: getAt(raw, iss.path as (string | number)[]) });
-  }
+  if (!r.success) throw issueError(r.error, raw, { source, lineOf });
   const p = r.data;
+  const bad = (path: PropertyKey[], expected: string, got: unknown) => new ConfigError({ source, line: lineOf?.(path), path: formatPath(path), expected, got });
   const uniq = (xs: string[], what: string) => {
     const seen = new Set<string>();
     xs.forEach((x, i) => {
-      if (seen.has(x)) throw new ConfigError({ source, path: `${what}[${i}].name`, expected: `a unique ${what} name`, got: x });
+      if (seen.has(x)) throw bad([what, i, 'name'], `a unique ${what} name`, x);
       seen.add(x);
     });
   };
@@ -92,42 +87,18 @@ export function parseProblem(raw: unknown, source = 'problem', lineOf?: (path: (
   p.models.forEach((m, j) => {
     for (const t of p.types) {
       if (m.baseError[t.name] === undefined) {
-        throw new ConfigError({ source, path: `models[${j}].baseError`, expected: `an error rate for every query type (missing "${t.name}")`, got: m.baseError });
+        throw bad(['models', j, 'baseError'], `an error rate for every query type (missing "${t.name}")`, m.baseError);
       }
     }
     for (const k of Object.keys(m.baseError)) {
-      if (!p.types.some((t) => t.name === k)) throw new ConfigError({ source, path: `models[${j}].baseError.${k}`, expected: `a query type name (${p.types.map((t) => t.name).join(', ')})`, got: k });
+      if (!p.types.some((t) => t.name === k)) throw bad(['models', j, 'baseError', k], `a query type name (${p.types.map((t) => t.name).join(', ')})`, k);
     }
   });
   return p;
 }
 
-function getAt(o: unknown, path: (string | number)[]): unknown {
-  let v: unknown = o;
-  for (const k of path) v = v && typeof v === 'object' ? (v as Record<string | number, unknown>)[k] : undefined;
-  return v;
-}
-
 /** Reads a YAML or JSON problem file; errors name the file, line and field. */
 export function loadProblem(file: string): Problem {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    throw new UserError(`${file}: cannot read problem file`);
-  }
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc });
-  if (doc.errors.length) {
-    const e = doc.errors[0]!;
-    throw new ConfigError({ source: file, line: lc.linePos(e.pos[0]).line, expected: 'valid YAML/JSON', got: e.message.split('\n')[0] });
-  }
-  const lineOf = (path: (string | number)[]) => {
-    for (let n = path.length; n > 0; n--) {
-      const node = doc.getIn(path.slice(0, n), true) as { range?: [number, number, number] } | undefined;
-      if (node && node.range) return lc.linePos(node.range[0]).line;
-    }
-    return undefined;
-  };
-  return parseProblem(doc.toJS(), file, lineOf);
+  const doc = readConfigFile(file);
+  return parseProblem(doc.raw, file, doc.lineOf);
 }

@@ -24,7 +24,7 @@ test('a bad field is reported with file, line and path', () => {
   writeFileSync(f, JSON.stringify(bad, null, 1));
   assert.throws(() => loadProblem(f), (e: unknown) => {
     assert.ok(e instanceof ConfigError);
-    assert.match(e.message, /p\.yaml:\d+ types\.0\.delaySloS/);
+    assert.match(e.message, /p\.yaml:\d+ types\[0\]\.delaySloS: expected > 0/);
     assert.match(e.message, /got -1/);
     return true;
   });
