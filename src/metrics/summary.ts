@@ -7,7 +7,8 @@ import type { MigrationSummary } from '../sim/migration.ts';
 export interface Summary extends Omit<LatencyBlock, 'requests'> {
   scenario: string;
   seed: number;
-  requests: LatencyBlock['requests'] & { dropReasons: Record<string, number> };
+  /** `skippedInTrace`: trace rows never replayed, by reason (not in `total`); `dropReasons`: requests dropped. */
+  requests: LatencyBlock['requests'] & { dropReasons: Record<string, number>; skippedInTrace: Record<string, number> };
   throughput: { requestsPerSecond: number; inputTokensPerSecond: number; outputTokensPerSecond: number };
   fleet: {
     instances: number;
@@ -80,7 +81,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
   const summary: Summary = {
     scenario: sc.name,
     seed: sc.seed,
-    requests: { ...all.requests, dropReasons: sortKeys(dropReasons) },
+    requests: { ...all.requests, dropReasons: sortKeys(dropReasons), skippedInTrace: sortKeys(res.skippedInTrace) },
     ttft: all.ttft,
     tpot: all.tpot,
     tbt: all.tbt,

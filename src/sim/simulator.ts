@@ -42,6 +42,8 @@ export interface SimResult {
   events: number;
   iterations: number;
   preemptions: number;
+  /** Trace rows read but not replayed, by reason (e.g. BurstGPT failures); empty for generated workloads. */
+  skippedInTrace: Record<string, number>;
   /** The spot pool's accounts (only with `fleet.spot`). */
   spot?: SpotSummary;
   /** Live migrations (only with a router that migrates, e.g. Llumnix with `migration.enabled`). */
@@ -157,7 +159,8 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     for (let i = 0; i < spec.count; i++) fleet.add(p, 0, true);
   }
 
-  const source: Iterator<TraceRequest> = openWorkload(sc.workload, rng.fork('workload'), baseDir)[Symbol.iterator]();
+  const workload = openWorkload(sc.workload, rng.fork('workload'), baseDir);
+  const source: Iterator<TraceRequest> = workload[Symbol.iterator]();
   let sourceDone = false;
   let arrived = 0;
   const pullArrival = () => {
@@ -421,7 +424,8 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     iterations += inst.engine.iterations;
     preemptions += inst.engine.preemptions;
   }
-  const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions };
+  const skippedInTrace = { ...workload.traceStats?.skipped };
+  const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions, skippedInTrace };
   if (spot) res.spot = spot.summary(endS);
   if (migrations) res.migrations = migrations.summary();
   return res;

@@ -4,6 +4,7 @@ import { UserError } from '../util/errors.ts';
 import type { Rng } from '../util/rng.ts';
 import { TRACE_FORMATS, type RequestSource } from './types.ts';
 import { detectFormat, openTrace } from './trace.ts';
+import type { TraceStats } from './readers/reader.ts';
 import { applyTransforms } from './transforms.ts';
 import { synthetic } from './generators/synthetic.ts';
 import { O365_DEFAULTS, O365_PRESETS, o365 } from './generators/o365.ts';
@@ -135,16 +136,24 @@ function openRef(ref: { path: string; format?: (typeof TRACE_FORMATS)[number] | 
   return openTrace(path, ref.format ?? detectFormat(path));
 }
 
+/** A scenario's requests; `traceStats` (trace workloads only) counts what the latest pass read and skipped. */
+export interface Workload extends RequestSource {
+  readonly traceStats?: TraceStats;
+}
+
 /**
  * Builds the workload a scenario describes. Relative paths resolve against `baseDir` (the scenario file's
  * folder). Randomness: synthetic draws from rng.fork('synthetic'), empirical reservoir sampling from
  * rng.fork('empirical'), transforms from rng.fork('transforms'). The result is re-iterable and the same on
  * every pass. Throws a UserError when the workload has no request at all (e.g. a window past the end).
  */
-export function openWorkload(spec: WorkloadSpec, rng: Rng, baseDir: string): RequestSource {
+export function openWorkload(spec: WorkloadSpec, rng: Rng, baseDir: string): Workload {
   let src: RequestSource;
+  let traceStats: TraceStats | undefined;
   if (spec.trace !== undefined) {
-    src = openRef(spec.trace, baseDir);
+    const trace = openRef(spec.trace, baseDir);
+    traceStats = trace.stats;
+    src = trace;
   } else if (spec.synthetic !== undefined) {
     const s = spec.synthetic;
     let lengths: LengthModel;
@@ -172,5 +181,6 @@ export function openWorkload(spec: WorkloadSpec, rng: Rng, baseDir: string): Req
   const first = it.next();
   it.return?.();
   if (first.done) throw new UserError('workload: no requests (check the time window and limit)');
-  return src;
+  const all = src;
+  return traceStats ? { [Symbol.iterator]: () => all[Symbol.iterator](), traceStats } : all;
 }

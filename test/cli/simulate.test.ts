@@ -36,6 +36,18 @@ test('a bad trace row exits 2 with one line naming the file, the line and what w
   assert.doesNotMatch(r.stderr, /at .*\.ts:\d+/, 'no stack trace');
 });
 
+test('trace rows with no output are skipped, never lost silently: counted in summary.json and on stdout', () => {
+  const dir = tmp();
+  const lines = readFileSync(conv, 'utf8').split('\r\n').slice(0, 20);
+  writeFileSync(join(dir, 'z.csv'), [...lines, '2023-11-16 18:16:00.0000000,12,0'].join('\r\n'));
+  const r = cli('simulate', '--trace', join(dir, 'z.csv'), '--no-report', '--out', join(dir, 'o'));
+  assert.equal(r.status, 0, r.stderr);
+  const s = JSON.parse(readFileSync(join(dir, 'o', 'summary.json'), 'utf8'));
+  assert.equal(s.requests.total, 19);
+  assert.deepEqual(s.requests.skippedInTrace, { 'GeneratedTokens 0': 1 });
+  assert.match(r.stdout, /skipped trace rows \(GeneratedTokens 0\): 1/);
+});
+
 test('an unknown router exits 2 and lists the valid ones', () => {
   const r = cli('simulate', '--set', 'routing.policy=lest-kv', '--out', join(tmp(), 'o'));
   assert.equal(r.status, 2);

@@ -12,7 +12,12 @@ import type { TraceStats } from './reader.ts';
  * Timestamps are parsed exactly: whole seconds as integers (Date.UTC for the date), the fraction as an
  * integer count of 100 ns ticks, and arrivalS = (ticks − first ticks) / 1e7, one rounding per row, so no
  * float drift builds up over a week. Integer ticks stay exact up to 2^53 / 1e7 s ≈ 28 years of span.
+ *
+ * A row with `GeneratedTokens` 0 produced no output (the simulator needs ≥ 1 token), so it is SKIPPED and
+ * counted in `stats.skipped['GeneratedTokens 0']`, as BurstGPT's failures are; it still counts for arrival
+ * order and time zero (the first row of the file). Any other bad value is a ConfigError.
  */
+export const AZURE_SKIP_NO_OUTPUT = 'GeneratedTokens 0';
 
 export const AZURE_HEADER = ['TIMESTAMP', 'ContextTokens', 'GeneratedTokens'] as const;
 const TIMESTAMP_EXPECTED = 'a timestamp YYYY-MM-DD HH:MM:SS[.fffffff][+HH:MM|Z]';
@@ -100,7 +105,7 @@ function d2(b: Uint8Array, i: number): number {
   return x * 10 + y;
 }
 
-/** b[start, end) as a token count (plain digits, ≥ 1, ≤ 15 digits), or -1. */
+/** b[start, end) as a token count (plain digits, ≥ 0, ≤ 15 digits), or -1. */
 function tokens(b: Uint8Array, start: number, end: number): number {
   const len = end - start;
   if (len <= 0 || len > 15) return -1;
@@ -110,7 +115,7 @@ function tokens(b: Uint8Array, start: number, end: number): number {
     if (c < 0 || c > 9) return -1;
     v = v * 10 + c;
   }
-  return v >= 1 ? v : -1;
+  return v;
 }
 
 export function* readAzure(path: string, opts: LineReaderOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
@@ -140,9 +145,13 @@ export function* readAzure(path: string, opts: LineReaderOptions, stats: TraceSt
       const ticks = clock.ticks(b, lr.start, c1);
       const inputTokens = tokens(b, c1 + 1, c2);
       const outputTokens = tokens(b, c2 + 1, end);
-      if (ticks !== ticks || inputTokens < 0 || outputTokens < 0 || ticks < prevTicks) rowError(lr, c1, c2);
-      if (id === 0) firstTicks = ticks;
+      if (ticks !== ticks || inputTokens < 1 || outputTokens < 0 || ticks < prevTicks) rowError(lr, c1, c2);
+      if (prevTicks === -Infinity) firstTicks = ticks;
       prevTicks = ticks;
+      if (outputTokens === 0) {
+        stats.skipped[AZURE_SKIP_NO_OUTPUT] = (stats.skipped[AZURE_SKIP_NO_OUTPUT] ?? 0) + 1;
+        continue;
+      }
       stats.rows++;
       yield { id: id++, arrivalS: (ticks - firstTicks) / TICKS_PER_S, inputTokens, outputTokens };
     }
@@ -162,7 +171,7 @@ function rowError(lr: ByteLineReader, c1: number, c2: number): never {
   if (Number.isNaN(new AzureClock().ticks(lr.buf, lr.start, c1))) {
     throw badValue(source, line, 'TIMESTAMP', TIMESTAMP_EXPECTED, cells[0]!);
   }
-  if (tokens(lr.buf, c1 + 1, c2) < 0) throw badValue(source, line, 'ContextTokens', TOKENS_EXPECTED, cells[1]!);
-  if (tokens(lr.buf, c2 + 1, lr.end) < 0) throw badValue(source, line, 'GeneratedTokens', TOKENS_EXPECTED, cells[2]!);
+  if (tokens(lr.buf, c1 + 1, c2) < 1) throw badValue(source, line, 'ContextTokens', TOKENS_EXPECTED, cells[1]!);
+  if (tokens(lr.buf, c2 + 1, lr.end) < 0) throw badValue(source, line, 'GeneratedTokens', 'an integer ≥ 0 (rows with 0 are skipped)', cells[2]!);
   throw outOfOrder(source, line, 'TIMESTAMP', cells[0]!);
 }

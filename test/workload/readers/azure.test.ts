@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { openTrace } from '../../../src/workload/index.ts';
 import { UserError } from '../../../src/util/errors.ts';
+import { AZURE_SKIP_NO_OUTPUT } from '../../../src/workload/readers/azure.ts';
 import { AZURE_DIR, all, assertConfigError, tempDir } from '../helpers.ts';
 
 const tmp = tempDir();
@@ -85,7 +86,7 @@ test('rejects each bad row with file, line, column, what was expected and the va
   };
   // Errors surface while streaming; the first row is also checked when the trace opens.
   const read = (p: string) => all(openTrace(p, 'azure'));
-  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,374,-5', 21)), 'bad.csv:21 GeneratedTokens: expected an integer ≥ 1, got -5');
+  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,374,-5', 21)), 'bad.csv:21 GeneratedTokens: expected an integer ≥ 0 (rows with 0 are skipped), got -5');
   assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,0,5')), 'bad.csv:5 ContextTokens: expected an integer ≥ 1, got 0');
   assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,1.5,5')), 'bad.csv:5 ContextTokens', 'got 1.5');
   assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,12,')), 'bad.csv:5 GeneratedTokens', 'got ""');
@@ -98,8 +99,19 @@ test('rejects each bad row with file, line, column, what was expected and the va
   assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,1,5,9')), 'bad.csv:5 row: expected 3 comma-separated fields');
   assertConfigError(() => read(file('2023-11-16 18:15:50.0000000;1;5')), 'bad.csv:5 row');
   assertConfigError(() => read(file('2023-11-16 18:15:40.0000000,1,5')), 'bad.csv:5 TIMESTAMP: expected arrivals in non-decreasing order');
-  assertConfigError(() => openTrace(file('2023-11-16 18:15:40.0000000,1,0', 2), 'azure'), 'bad.csv:2 GeneratedTokens');
+  assertConfigError(() => openTrace(file('2023-11-16 18:15:40.0000000,1,x', 2), 'azure'), 'bad.csv:2 GeneratedTokens');
   assertConfigError(() => openTrace(tmp.file('hdr.csv', 'time,in,out\n2023-11-16 18:15:40,1,1'), 'azure'), 'hdr.csv:1 header: expected TIMESTAMP,ContextTokens,GeneratedTokens');
+});
+
+test('skips rows with GeneratedTokens 0, counts them, and keeps time zero at the first row of the file', () => {
+  const p = tmp.file('z.csv', [HEADER, '2023-11-16 18:15:40.0000000,5,0', '2023-11-16 18:15:41.5000000,6,2', '2023-11-16 18:15:43.0000000,7,0', '2023-11-16 18:15:44.0000000,8,3'].join('\n'));
+  const src = openTrace(p, 'azure');
+  assert.deepEqual(all(src), [
+    { id: 0, arrivalS: 1.5, inputTokens: 6, outputTokens: 2 },
+    { id: 1, arrivalS: 4, inputTokens: 8, outputTokens: 3 },
+  ]);
+  assert.deepEqual(src.stats, { rows: 2, skipped: { [AZURE_SKIP_NO_OUTPUT]: 2 } });
+  assert.throws(() => openTrace(tmp.file('only0.csv', `${HEADER}\n2023-11-16 18:15:40.0000000,5,0\n`), 'azure'), (e: unknown) => e instanceof UserError && e.message.includes('no requests'));
 });
 
 test('a missing file or an empty trace is a UserError naming the path', () => {
