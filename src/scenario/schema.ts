@@ -213,9 +213,14 @@ export const scenarioSchema = z
         upCooldownS: seconds.default(0),
         downCooldownS: seconds.default(300),
         maxStep: posInt.default(1_000_000),
+        /**
+         * Which instances a scale-in drains: provisioning ones first either way, then the `newest` ready ones, or
+         * the `least-loaded` (fewest outstanding requests, so they stop sooner; ties: newest).
+         */
+        drainOrder: z.enum(['newest', 'least-loaded']).default('newest'),
       })
       .strict()
-      .default({ policy: 'none', intervalS: 60, options: {}, perPolicy: {}, aliases: {}, actions: [], upCooldownS: 0, downCooldownS: 300, maxStep: 1_000_000 }),
+      .default({ policy: 'none', intervalS: 60, options: {}, perPolicy: {}, aliases: {}, actions: [], upCooldownS: 0, downCooldownS: 300, maxStep: 1_000_000, drainOrder: 'newest' }),
     /** Output-length prediction policies see (`predictedOutputTokens`); the engine always uses the true length. */
     prediction: z
       .object({

@@ -378,7 +378,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
           const a = actions[nextAction++]!;
           const pool = poolByName.get(a.pool)!;
           if (a.action === 'add') for (let i = 0; i < a.count; i++) startInstance(pool, now);
-          else drainNewest(fleet, pool.name, a.count, now);
+          else drainSome(fleet, pool.name, a.count, now, scaling.drainOrder);
         }
         if (nextAction < actions.length) q.push({ kind: 'control', t: actions[nextAction]!.atS });
         break;
@@ -393,7 +393,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
           const pool = poolByName.get(a.pool);
           invariant(pool !== undefined, `scaler ${scaler!.name} named an unknown pool ${a.pool}`);
           if (a.kind === 'add') for (let i = 0; i < a.count; i++) startInstance(pool, now);
-          else drainNewest(fleet, pool.name, a.count, now);
+          else drainSome(fleet, pool.name, a.count, now, scaling.drainOrder);
         }
         arrivalsByKey.clear();
         if (workLeft()) q.push({ kind: 'scale', t: now + scaling.intervalS });
@@ -494,8 +494,13 @@ function poolStatus(fleet: Fleet, pools: readonly PoolRuntime[], sc: Scenario, n
   });
 }
 
-/** Drains the `count` most recently added ready instances of a pool. */
-function drainNewest(fleet: Fleet, pool: string, count: number, now: number): void {
-  const ready: Instance[] = fleet.instances.filter((i) => i.pool === pool && (i.state === 'ready' || i.state === 'provisioning'));
-  for (const inst of ready.slice(-count).reverse()) fleet.drain(inst, now);
+/**
+ * Drains `count` ready or provisioning instances of a pool: the newest first, or with `least-loaded` the ones
+ * with the fewest outstanding requests first (a provisioning instance has none; ties: newest).
+ */
+function drainSome(fleet: Fleet, pool: string, count: number, now: number, order: 'newest' | 'least-loaded'): void {
+  const mine = fleet.instances.filter((i) => i.pool === pool && (i.state === 'ready' || i.state === 'provisioning'));
+  const load = (k: number) => (order === 'least-loaded' ? mine[k]!.outstandingRequests : 0);
+  const ks = mine.map((_, k) => k).sort((a, b) => load(a) - load(b) || b - a);
+  for (const k of ks.slice(0, count)) fleet.drain(mine[k]!, now);
 }

@@ -74,6 +74,22 @@ test('a drained instance takes no new requests and stops when its last one finis
   assert.ok(Math.abs(s.fleet.instanceHours - (s.sim.simulatedSeconds + drained.stoppedS) / 3600) < 1e-12);
 });
 
+test('a scale-in drains the newest instance by default, the least loaded one with drainOrder least-loaded', () => {
+  // Round-robin: the short request lands on instance 0, the long one on instance 1, still busy at t = 5.
+  const drainedWith = (drainOrder?: string) => {
+    const sc = scenarioFor(writeTrace([{ t: 0, in: 100, out: 5 }, { t: 0.1, in: 100, out: 4000 }]), {
+      fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 2 }] },
+      routing: { policy: 'round-robin' },
+      scaling: { policy: 'scheduled', actions: [{ atS: 5, action: 'drain', pool: 'p' }], ...(drainOrder ? { drainOrder } : {}) },
+    });
+    const res = run(sc, 'fast');
+    assert.ok(res.log.e2e[1]! > 10, 'the long request is still running at the drain');
+    return res.fleet.instances.filter((i) => i.stoppedS >= 0).map((i) => i.id);
+  };
+  assert.deepEqual(drainedWith(), [1]);
+  assert.deepEqual(drainedWith('least-loaded'), [0]);
+});
+
 test('per-tier blocks appear when requests carry tiers, with per-tier SLO targets', () => {
   const sc = scenarioSchema.parse({
     workload: {
