@@ -9,6 +9,7 @@ export function printSummary(s: Summary): void {
   lines.push(`scenario ${s.scenario} (seed ${s.seed}): ${r.total} requests, ${r.completed} completed, ${r.dropped} dropped, ${r.unfinished} unfinished`);
   for (const [k, v] of Object.entries(r.dropReasons)) lines.push(`  dropped (${k}): ${v}`);
   for (const [k, v] of Object.entries(r.skippedInTrace)) lines.push(`  skipped trace rows (${k}): ${v}, not replayed`);
+  for (const n of s.notes) lines.push(`note: ${n}`);
   lines.push('');
   lines.push(pad(['metric', 'mean', 'p50', 'p90', 'p99']));
   // E2E/token: E2E over output tokens, PreServe's "normalised latency".

@@ -34,6 +34,8 @@ export interface Summary extends Omit<LatencyBlock, 'requests'> {
   utility?: { earned: number; possible: number };
   /** Only with a spot pool (`fleet.spot`): donations, reclaims by source, spot instance-hours and revenue. */
   spot?: SpotSummary;
+  /** What the run decided that the scenario did not say (e.g. PreServe capacities from the probe). */
+  notes: string[];
   sim: { simulatedSeconds: number; events: number; wallSeconds: number };
 }
 
@@ -101,6 +103,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       pools,
     },
     engine: { iterations: res.iterations, preemptions: res.preemptions, ...(res.migrations ? { migrations: res.migrations } : {}) },
+    notes: res.notes,
     sim: { simulatedSeconds: endS, events: res.events, wallSeconds },
   };
   if (res.spot) {

@@ -8,6 +8,7 @@ import type { PerfModel } from '../perf/types.ts';
 import { createRouter } from '../policy/routing/registry.ts';
 import { Governor } from '../policy/scaling/governor.ts';
 import { createScaler } from '../policy/scaling/registry.ts';
+import { withProbedCapacity } from '../policy/preserve/capacity-probe.ts';
 import type { PoolStatus } from '../policy/scaling/types.ts';
 import { queueOrders, type QueueOrderName } from '../policy/scheduling/registry.ts';
 import { parseQueueOrderOptions } from '../policy/scheduling/tier-queue.ts';
@@ -44,6 +45,8 @@ export interface SimResult {
   preemptions: number;
   /** Trace rows read but not replayed, by reason (e.g. BurstGPT failures); empty for generated workloads. */
   skippedInTrace: Record<string, number>;
+  /** What the run decided for the user that the scenario did not say (e.g. probed PreServe capacities). */
+  notes: string[];
   /** The spot pool's accounts (only with `fleet.spot`). */
   spot?: SpotSummary;
   /** Live migrations (only with a router that migrates, e.g. Llumnix with `migration.enabled`). */
@@ -131,7 +134,15 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   const router = createRouter(sc.routing.policy, selectedOptions(sc.routing), { rng: rng.fork('router') });
   const asked = sc.scaling.policy;
   const scaling = { ...sc.scaling, policy: asked === 'scheduled' ? asked : (sc.scaling.aliases[asked] ?? asked) };
-  const scaler = scaling.policy === 'none' || scaling.policy === 'scheduled' ? null : createScaler(scaling.policy, selectedOptions(scaling), { rng: rng.fork('scaler') });
+  const notes: string[] = [];
+  let scalerOptions = selectedOptions(scaling);
+  if (scaling.policy === 'preserve') {
+    // PreServe's μ: probed on this scenario when it gives none (simulation only; the live autoscaler needs them set).
+    const probed = withProbedCapacity(sc, baseDir, scalerOptions);
+    scalerOptions = probed.options;
+    if (probed.note) notes.push(probed.note);
+  }
+  const scaler = scaling.policy === 'none' || scaling.policy === 'scheduled' ? null : createScaler(scaling.policy, scalerOptions, { rng: rng.fork('scaler') });
   const governor = new Governor({ upCooldownS: scaling.upCooldownS, downCooldownS: scaling.downCooldownS, maxStep: scaling.maxStep });
   // Output-length prediction: what policies see at arrival; it learns from each completion.
   const predictor = lengthPredictors[sc.prediction.length](hash32(`${sc.seed}/prediction`));
@@ -425,7 +436,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     preemptions += inst.engine.preemptions;
   }
   const skippedInTrace = { ...workload.traceStats?.skipped };
-  const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions, skippedInTrace };
+  const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions, skippedInTrace, notes };
   if (spot) res.spot = spot.summary(endS);
   if (migrations) res.migrations = migrations.summary();
   return res;

@@ -1,7 +1,6 @@
 import { UserError } from '../../util/errors.ts';
 import type { Scenario } from '../../scenario/schema.ts';
 import { simulate } from '../../sim/simulator.ts';
-import { preserveMetrics } from './metrics.ts';
 
 export interface ProbeOptions {
   /** Normalised-latency SLO, seconds per output token (paper: 0.2). */
@@ -39,8 +38,7 @@ export interface CapacityProfile {
  */
 export function probeCapacity(base: Scenario, baseDir: string, o: Partial<ProbeOptions> = {}): CapacityProfile {
   const opts = { ...PROBE_DEFAULTS, ...o };
-  const syn = base.workload.synthetic;
-  if (!syn) throw new UserError('capacity probe: the scenario needs a synthetic workload (its length mix is probed)');
+  const syn = probeWorkload(base);
   const pool = base.fleet.pools[0]!;
   const trial = (rate: number) => {
     const sc: Scenario = {
@@ -51,16 +49,21 @@ export function probeCapacity(base: Scenario, baseDir: string, o: Partial<ProbeO
       scaling: { ...base.scaling, policy: 'none', options: {}, actions: [] },
       endS: undefined,
     };
-    const res = simulate(sc, baseDir, { mode: 'fast' });
-    const m = preserveMetrics(res, { sloS: opts.sloS });
+    const { log } = simulate(sc, baseDir, { mode: 'fast' });
+    // Requests longer than the model's context are no capacity matter: left out of both the SLO share and μ.
     let p = 0;
     let d = 0;
-    for (let i = 0; i < res.log.n; i++) {
-      p += res.log.input[i]!;
-      d += res.log.output[i]!;
+    let n = 0;
+    let met = 0;
+    for (let i = 0; i < log.n; i++) {
+      if (log.isDropped(i) && log.dropReasons[log.dropIdx[i]!] === 'context-length') continue;
+      n++;
+      p += log.input[i]!;
+      d += log.output[i]!;
+      if (log.isDone(i) && log.e2e[i]! / Math.max(1, log.output[i]!) <= opts.sloS) met++;
     }
     const span = opts.durationS;
-    return { attainment: 1 - m.sloViolation, muPrefill: p / span, muDecode: d / span };
+    return { attainment: n > 0 ? met / n : 0, muPrefill: p / span, muDecode: d / span };
   };
   const trials: { ratePerS: number; attainment: number }[] = [];
   let lo = opts.loRatePerS;
@@ -78,4 +81,35 @@ export function probeCapacity(base: Scenario, baseDir: string, o: Partial<ProbeO
     } else hi = mid;
   }
   return { ratePerS: lo, muPrefill: best.muPrefill, muDecode: best.muDecode, muTotal: best.muPrefill + best.muDecode, trials };
+}
+
+/** The synthetic workload whose length mix the probe replays: the scenario's own, or a trace's (input, output) pairs. */
+function probeWorkload(base: Scenario): NonNullable<Scenario['workload']['synthetic']> {
+  const w = base.workload;
+  if (w.synthetic) return w.synthetic;
+  if (w.trace) {
+    const lengths = { kind: 'empirical' as const, path: w.trace.path, format: w.trace.format, maxPairs: 1_000_000 };
+    return { durationS: PROBE_DEFAULTS.durationS, arrivals: { kind: 'poisson', ratePerS: 1 }, lengths };
+  }
+  throw new UserError('capacity probe: the scenario needs a synthetic or trace workload (its length mix is probed)');
+}
+
+const MU_KEYS = ['muPrefill', 'muDecode', 'muTotal'] as const;
+
+/**
+ * PreServe's scaler needs μ; when its options give none, they are probed here on the scenario (same pool, engine,
+ * perf model and length mix), so a new model, GPU or trace needs no manual probe. Returns the options to use and,
+ * when it probed, a one-line note for the user. Giving some but not all three μ is an error.
+ */
+export function withProbedCapacity(sc: Scenario, baseDir: string, options: Record<string, unknown>): { options: Record<string, unknown>; note?: string } {
+  const given = MU_KEYS.filter((k) => options[k] !== undefined);
+  if (given.length === MU_KEYS.length) return { options };
+  if (given.length > 0) {
+    throw new UserError(`scaling.options: give all of ${MU_KEYS.join(', ')} or none (then they are probed); got only ${given.join(', ')}`);
+  }
+  const p = probeCapacity(sc, baseDir);
+  const note =
+    `preserve: probed one ${sc.fleet.pools[0]!.model} instance: ${p.ratePerS.toFixed(2)} req/s sustained, ` +
+    `muPrefill ${p.muPrefill.toFixed(1)}, muDecode ${p.muDecode.toFixed(1)}, muTotal ${p.muTotal.toFixed(1)} tokens/s (set them in scaling.options to skip the probe)`;
+  return { options: { ...options, muPrefill: p.muPrefill, muDecode: p.muDecode, muTotal: p.muTotal }, note };
 }

@@ -67,3 +67,23 @@ test('the capacity probe finds a rate one instance sustains and reports its toke
   // Every rate above the answer that was tried missed the target; every one at or below met it.
   for (const t of p.trials) assert.equal(t.attainment >= 0.99, t.ratePerS <= p.ratePerS + 1e-12, `rate ${t.ratePerS}`);
 });
+
+test('without μ in its options the preserve scaler runs on probed capacities, the same as when they are given', () => {
+  const short = ['workload.synthetic.durationS=600', 'scaling.options.windowS=50', 'scaling.options.windowsPerDay=2', 'scaling.options.forecaster=seasonal-naive'];
+  const { scenario, baseDir } = loadScenario({ file: SCALING, sets: short });
+  const opts = { ...scenario.scaling.perPolicy.preserve };
+  delete opts.muPrefill;
+  delete opts.muDecode;
+  delete opts.muTotal;
+  const probed = simulate({ ...scenario, scaling: { ...scenario.scaling, perPolicy: { preserve: opts } } }, baseDir, { mode: 'fast' });
+  assert.equal(probed.notes.length, 1);
+  const mu = /muPrefill ([\d.]+), muDecode ([\d.]+), muTotal ([\d.]+)/.exec(probed.notes[0]!);
+  assert.ok(mu, probed.notes[0]);
+  // The scenario's values came from this same probe (rounded to 0.1 tokens/s).
+  assert.deepEqual(mu.slice(1).map(Number), [535.7, 485.8, 1021.5]);
+  const given = run(SCALING, short);
+  assert.deepEqual(given.notes, []);
+  assert.deepEqual(outcomes(probed), outcomes(given));
+  const partial = { ...opts, muPrefill: 500 };
+  assert.throws(() => simulate({ ...scenario, scaling: { ...scenario.scaling, perPolicy: { preserve: partial } } }, baseDir, { mode: 'fast' }), /give all of muPrefill, muDecode, muTotal or none/);
+});
