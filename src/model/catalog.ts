@@ -42,6 +42,7 @@ const modelBase = z.strictObject({
   activeParams: positive,
   contextLength: positiveInt,
   bytesPerParam: positive,
+  weightBytesPerParam: positive.optional(),
   source: z.string().optional(),
 });
 export const modelSpecSchema = modelBase

@@ -41,6 +41,16 @@ export const MODELS = {
     vocabSize: 128256, params: 3.213e9, activeParams: 3.213e9, contextLength: 131072, bytesPerParam: 2,
     source: 'meta-llama/Llama-3.2-3B config.json (tied embeddings)',
   },
+  'llama3.2-11b-vision': {
+    name: 'llama3.2-11b-vision', layers: 40, hiddenSize: 4096, heads: 32, kvHeads: 8, headDim: 128, intermediateSize: 14336,
+    vocabSize: 128256, params: 10.67e9, activeParams: 10.67e9, contextLength: 131072, bytesPerParam: 2,
+    source: 'meta-llama/Llama-3.2-11B-Vision config.json text_config (32 self- + 8 cross-attention layers); params include the vision encoder; images not modelled',
+  },
+  'codellama-34b': {
+    name: 'codellama-34b', layers: 48, hiddenSize: 8192, heads: 64, kvHeads: 8, headDim: 128, intermediateSize: 22016,
+    vocabSize: 32000, params: 33.744e9, activeParams: 33.744e9, contextLength: 16384, bytesPerParam: 2,
+    source: 'codellama/CodeLlama-34b-hf config.json (GQA, 8 KV heads)',
+  },
   'mistral-7b': {
     name: 'mistral-7b', layers: 32, hiddenSize: 4096, heads: 32, kvHeads: 8, headDim: 128, intermediateSize: 14336,
     vocabSize: 32000, params: 7.242e9, activeParams: 7.242e9, contextLength: 32768, bytesPerParam: 2,

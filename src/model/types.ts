@@ -32,5 +32,10 @@ export interface ModelSpec {
   activeParams: number;
   contextLength: number;
   bytesPerParam: number;
+  /**
+   * Bytes per weight when the weights are quantised (AWQ/GPTQ int4 ≈ 0.5, int8 = 1); default bytesPerParam. Only
+   * weight memory and weight reads shrink: the KV cache, activations and matmul FLOPs stay at bytesPerParam / BF16.
+   */
+  weightBytesPerParam?: number;
   source?: string;
 }

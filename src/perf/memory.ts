@@ -58,7 +58,7 @@ export function planMemory(dep: Deployment, opts: MemoryOptions = {}): MemoryPla
     throw new ConfigError({ path: 'tp/pp', expected: 'positive integers', got: `tp ${tp}, pp ${pp}` });
   }
   const devices = tp * pp;
-  const weightsBytes = model.params * model.bytesPerParam;
+  const weightsBytes = model.params * (model.weightBytesPerParam ?? model.bytesPerParam);
   const weightsBytesPerDevice = weightsBytes / devices;
   const usablePerDevice = hardware.memoryBytes * util;
   const where = `${devices} × ${hardware.name} at tp ${tp}${pp > 1 ? ` pp ${pp}` : ''}`;

@@ -29,7 +29,7 @@ export function rooflinePerfModel(dep: Deployment, eff: Efficiency): PerfModel {
   const bytes = model.bytesPerParam;
 
   const linearFlopsPerToken = (2 * model.activeParams) / tp;
-  const weightBytesPerDevice = (model.params * bytes) / tp;
+  const weightBytesPerDevice = (model.params * (model.weightBytesPerParam ?? bytes)) / tp;
   const activeFraction = model.activeParams / model.params;
   const dense = activeFraction >= 1;
   // Seconds per attended (query, key) pair in prefill, and per context token in decode.

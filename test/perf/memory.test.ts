@@ -84,3 +84,15 @@ test('every catalog model fits on 8 × mi300x and the KV capacity is positive', 
     assert.ok(plan.kvCapacityTokens > 100_000, name);
   }
 });
+
+test('quantised weights leave the rest of the memory to KV; the KV bytes per token do not change', () => {
+  const m = getModel('llama3.1-8b');
+  const hw = getHardware('rtx4090');
+  const bf16 = planMemory({ model: m, hardware: hw, tp: 1, pp: 1 });
+  const int4 = planMemory({ model: { ...m, weightBytesPerParam: 0.5 }, hardware: hw, tp: 1, pp: 1 });
+  assert.equal(int4.weightsBytesPerDevice, m.params * 0.5);
+  assert.equal(int4.kvBytesPerToken, bf16.kvBytesPerToken);
+  // 1.5 bytes per parameter freed, all of it KV (to within one block).
+  const freedTokens = (m.params * 1.5) / bf16.kvBytesPerToken;
+  assert.ok(Math.abs(int4.kvCapacityTokens - bf16.kvCapacityTokens - freedTokens) <= 2 * bf16.blockTokens);
+});

@@ -142,3 +142,16 @@ test('tensor-parallel traffic past the knee moves at the large-step rate (convex
   const d = knee.stepTimeS({ prefillTokens: 0, prefillSeqs: 0, prefillAttendTokens: 0, decodeSeqs: 16, decodeContextTokens: 40000 });
   assert.ok(Math.abs(co.baseS + co.perContextTokenS * 40000 - d) < 1e-12);
 });
+
+test('quantised weights (weightBytesPerParam) shrink weight reads, not KV reads or FLOPs', () => {
+  const bf16 = dep('llama3.1-8b', 'rtx4090');
+  const int4: Deployment = { ...bf16, model: { ...bf16.model, weightBytesPerParam: 0.5 } };
+  const eff = { ...efficiencyFor(bf16.hardware), stepOverheadS: 0, perSeqOverheadS: 0 };
+  const [a, b] = [rooflinePerfModel(bf16, eff), rooflinePerfModel(int4, eff)];
+  // Small decode batch: weight-bound, 4× fewer bytes.
+  const ratio = a.decodeStepCoeffs(1).baseS / b.decodeStepCoeffs(1).baseS;
+  assert.ok(ratio > 3.9 && ratio <= 4 + 1e-9, `${ratio}`);
+  assert.equal(a.decodeStepCoeffs(1).perContextTokenS, b.decodeStepCoeffs(1).perContextTokenS);
+  // A long prefill is compute-bound: the same time.
+  assert.equal(a.stepTimeS(prefill(8192)), b.stepTimeS(prefill(8192)));
+});

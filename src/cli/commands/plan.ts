@@ -11,6 +11,7 @@ import { loadProblem, type Problem } from '../../optimize/joint-allocation/probl
 import { describeHeadroom, parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
 import { ablationStudy, budgetSweep, capSweep, optimalityStudy, robustnessStudy, runtimeStudy, SENSITIVITY_GRIDS, sensitivityStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
 import { toLpString } from '../../optimize/highs.ts';
+import { runSimCheck, type SimCheck } from '../../optimize/joint-allocation/sim-check.ts';
 
 interface PlanFlags {
   problem?: string;
@@ -34,6 +35,7 @@ interface PlanFlags {
   sigmas?: string;
   budgets?: string;
   caps?: string;
+  simCheck?: string | true;
 }
 
 /** Flags that only the robustness study reads (named in the error when given elsewhere). */
@@ -245,6 +247,7 @@ export function registerPlan(program: Command): void {
     .option('--trace <file>', 'robustness study: trace for the diurnal replay (default the bundled Azure 2023 code sample; "none" skips it)')
     .option('--day <YYYY-MM-DD|busiest>', 'robustness study: the UTC day of the trace to replay (default: the busiest day of a multi-day trace, else the whole span)')
     .option('--headroom <d,s>', 'plan against demand × (1+d) and delay/error × (1+s), then report on the nominal coefficients (default off; robustness study: headroom of the AGH-H / GH-H / DM-H rows, default 0.2,0.25)')
+    .option('--sim-check [seconds]', 'simulate the plan (its fleet and the problem\'s query types, default 600 s of arrivals) and compare each type\'s simulated E2E with the plan\'s delay and Δ_i; writes sim-check/ under --out (else out/plan-sim-check)')
     .action(async (mode: string | undefined, which: string | undefined, f: PlanFlags) => {
       if (mode !== undefined && mode !== 'study') throw new UserError(`plan: unexpected argument ${JSON.stringify(mode)} (did you mean "plan study ${mode}"?)`);
       if (mode === 'study') return runStudy(which, f);
@@ -254,6 +257,7 @@ export function registerPlan(program: Command): void {
       if (!!f.problem === !!f.generate) throw new UserError('plan: give exactly one of --problem FILE or --generate I,J,K');
       const seed = num('seed', f.seed, { int: true });
       const headroom = f.headroom !== undefined ? parseHeadroom('headroom', f.headroom) : undefined;
+      const simCheckS = f.simCheck === undefined ? undefined : f.simCheck === true ? 600 : num('sim-check', f.simCheck, { min: 1 });
       let problem: Problem;
       if (f.problem) problem = loadProblem(f.problem);
       else {
@@ -277,5 +281,21 @@ export function registerPlan(program: Command): void {
         writeFileSync(join(f.out, 'fleet.yaml'), fleetYaml(plan));
         if (f.generate) writeOut(f.out, 'problem.json', problem);
       }
+      if (simCheckS !== undefined) {
+        const dir = join(f.out ?? 'out', f.out ? 'sim-check' : 'plan-sim-check');
+        const check = runSimCheck(problem, plan, dir, { durationS: simCheckS, seed });
+        printSimCheck(check, dir);
+        if (f.out) writeOut(f.out, 'sim-check.json', check);
+      }
     });
+}
+
+function printSimCheck(check: SimCheck, dir: string): void {
+  const s = (x: number | null) => (x === null ? '-' : x.toFixed(2));
+  const lines = [`sim-check: ${check.requests} requests over ${check.durationS} s simulated (${dir}/scenario.yaml)`];
+  lines.push('  type                 plan delay s   Δ s   sim mean E2E s   sim p95 E2E s   over Δ');
+  for (const t of check.types) {
+    lines.push(`  ${t.type.padEnd(20)} ${t.planDelayS.toFixed(2).padStart(12)} ${t.delaySloS.toFixed(2).padStart(6)} ${s(t.meanE2eS).padStart(16)} ${s(t.p95E2eS).padStart(15)} ${(t.overSlo * 100).toFixed(1).padStart(7)} %`);
+  }
+  process.stdout.write(lines.join('\n') + '\n');
 }

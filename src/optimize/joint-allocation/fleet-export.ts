@@ -5,7 +5,8 @@ import { planToFleetPools, type Plan } from './plan.ts';
 /**
  * A plan as the `fleet:` section of a simulator scenario, so its SLO claims can be checked by simulation
  * (`llmfleet simulate --scenario … ` with this fleet and a workload of the plan's query types).
- * Problem model names map to catalog ids by dropping the hyphen after "llama" (`llama-3.1-8b` → `llama3.1-8b`);
+ * Problem model names map to catalog ids by dropping the hyphen after "llama" (`llama-3.1-8b` → `llama3.1-8b`;
+ * `llama-34b` → `codellama-34b`);
  * names with no catalog entry are kept and listed in `unmapped` (add them with a scenario `catalog:` file).
  * Quantised tiers (int8/int4) deploy the bf16 catalog model: the simulator's memory model has no precision knob.
  */
@@ -23,8 +24,13 @@ export function planToFleet(plan: Pick<Plan, 'deployments'>, catalog: Catalog = 
   return { fleet: { pools }, unmapped: [...unmapped].sort() };
 }
 
+/** Problem model names whose catalog id is not the squeezed name (the generator's 34B is Code Llama's size). */
+const CATALOG_ALIASES: Readonly<Record<string, string>> = { 'llama-34b': 'codellama-34b' };
+
 export function catalogModelId(name: string, catalog: Catalog = BUILTIN_CATALOG): string {
   if (Object.hasOwn(catalog.models, name)) return name;
+  const alias = CATALOG_ALIASES[name];
+  if (alias !== undefined && Object.hasOwn(catalog.models, alias)) return alias;
   const squeezed = name.replace(/^llama-(\d)/, 'llama$1');
   return Object.hasOwn(catalog.models, squeezed) ? squeezed : name;
 }

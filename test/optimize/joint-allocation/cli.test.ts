@@ -10,7 +10,7 @@ const cli = (args: string[]) => spawnSync(process.execPath, ['bin/llmfleet.js', 
 test('llmfleet plan --generate writes plan.json with status, objective, breakdown and routing, and --write-lp an LP file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'plan-cli-'));
   const lp = join(dir, 'm.lp');
-  const r = cli(['--generate', '3,3,3', '--seed', '2', '--solver', 'milp', '--time-limit', '20', '--out', dir, '--write-lp', lp]);
+  const r = cli(['--generate', '3,3,3', '--seed', '2', '--solver', 'milp', '--time-limit', '20', '--out', dir, '--write-lp', lp, '--sim-check', '20']);
   assert.equal(r.status, 0, r.stderr);
   const plan = JSON.parse(readFileSync(join(dir, 'plan.json'), 'utf8'));
   assert.equal(plan.status, 'optimal');
@@ -20,6 +20,12 @@ test('llmfleet plan --generate writes plan.json with status, objective, breakdow
   assert.ok(plan.gap !== null && plan.gap < 1e-3);
   assert.ok(existsSync(join(dir, 'problem.json')));
   assert.match(readFileSync(lp, 'utf8'), /^Minimize[\s\S]*Subject To[\s\S]*Binaries[\s\S]*End/);
+  // --sim-check: the plan simulated, one row per served type.
+  const check = JSON.parse(readFileSync(join(dir, 'sim-check.json'), 'utf8'));
+  assert.equal(check.durationS, 20);
+  assert.ok(check.types.length > 0 && check.types.every((t: { requests: number }) => t.requests > 0));
+  assert.ok(existsSync(join(dir, 'sim-check', 'scenario.yaml')));
+  assert.match(r.stdout, /sim-check: \d+ requests over 20 s/);
 });
 
 test('llmfleet plan rejects a bad flag with exit 2 and one line', () => {
@@ -29,6 +35,9 @@ test('llmfleet plan rejects a bad flag with exit 2 and one line', () => {
   const s = cli(['--problem', 'scenarios/plan-example.yaml', '--solver', 'cplex']);
   assert.equal(s.status, 2);
   assert.match(s.stderr, /--solver: expected one of milp, gh, agh, lpr, dvr, hf/);
+  const c = cli(['--generate', '3,3,3', '--solver', 'gh', '--sim-check', 'soon']);
+  assert.equal(c.status, 2);
+  assert.match(c.stderr, /--sim-check: expected a number ≥ 1, got "soon"/);
 });
 
 test('the robustness study checks its replay trace, day and lists before the long stages; its flags elsewhere are exit 2', () => {

@@ -10,10 +10,12 @@ const dep = (model: string, hardware: string, tp = 1, pp = 1) => ({ model, hardw
 test('problem model names map to catalog ids; unknown ones are kept and listed', () => {
   assert.equal(catalogModelId('llama-3.1-8b'), 'llama3.1-8b');
   assert.equal(catalogModelId('llama-3.2-1b'), 'llama3.2-1b');
-  assert.equal(catalogModelId('llama-34b'), 'llama-34b');
-  const { fleet, unmapped } = planToFleet({ deployments: [dep('llama-3.1-8b', 'h100-80gb'), dep('llama-3.1-8b', 'h100-80gb'), dep('llama-34b', 'a6000', 2)] });
-  assert.deepEqual(fleet.pools.map((p) => [p.model, p.hardware, p.tp, p.count]), [['llama3.1-8b', 'h100-80gb', 1, 2], ['llama-34b', 'a6000', 2, 1]]);
-  assert.deepEqual(unmapped, ['llama-34b']);
+  assert.equal(catalogModelId('llama-34b'), 'codellama-34b');
+  assert.equal(catalogModelId('llama-3.2-11b-vision'), 'llama3.2-11b-vision');
+  assert.equal(catalogModelId('falcon-40b'), 'falcon-40b');
+  const { fleet, unmapped } = planToFleet({ deployments: [dep('llama-3.1-8b', 'h100-80gb'), dep('llama-3.1-8b', 'h100-80gb'), dep('falcon-40b', 'a6000', 2)] });
+  assert.deepEqual(fleet.pools.map((p) => [p.model, p.hardware, p.tp, p.count]), [['falcon-40b', 'a6000', 2, 1], ['llama3.1-8b', 'h100-80gb', 1, 2]]);
+  assert.deepEqual(unmapped, ['falcon-40b']);
 });
 
 test('an exported fleet runs in the simulator as a scenario fleet', () => {
