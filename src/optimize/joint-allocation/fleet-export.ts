@@ -8,7 +8,7 @@ import { planToFleetPools, type Plan } from './plan.ts';
  * Problem model names map to catalog ids by dropping the hyphen after "llama" (`llama-3.1-8b` → `llama3.1-8b`;
  * `llama-34b` → `codellama-34b`);
  * names with no catalog entry are kept and listed in `unmapped` (add them with a scenario `catalog:` file).
- * Quantised tiers (int8/int4) deploy the bf16 catalog model: the simulator's memory model has no precision knob.
+ * Quantised tiers (int8/int4) deploy the BF16 catalog model here; `sim-check.ts` runs them as weight-only variants.
  */
 export function planToFleet(plan: Pick<Plan, 'deployments'>, catalog: Catalog = BUILTIN_CATALOG): {
   fleet: { pools: Array<{ name: string; model: string; hardware: string; tp: number; pp: number; count: number }> };
