@@ -19,6 +19,11 @@ export const preserveScalerOptions = z
     muPrefill: z.number().positive(),
     muDecode: z.number().positive(),
     muTotal: z.number().positive(),
+    /**
+     * Simulation only, when μ are left out and probed: the normalised-latency SLO the probe holds (s/token;
+     * `isolated-3x` = the paper's rule, 3× the mix's isolated normalised latency). Default 0.2, the paper's value.
+     */
+    probeSloS: z.union([z.number().positive(), z.literal('isolated-3x')]).default(0.2),
     /** `next`: the boundary target is N_{i+1} (Alg. 2 as printed); `max`: max(N̂_i, N_{i+1}), ready for both windows. */
     boundaryTarget: z.enum(['next', 'max']).default('max'),
     anticipator: anticipatorOptions.default(anticipatorOptions.parse({})),

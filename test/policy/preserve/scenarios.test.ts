@@ -87,3 +87,10 @@ test('without μ in its options the preserve scaler runs on probed capacities, t
   const partial = { ...opts, muPrefill: 500 };
   assert.throws(() => simulate({ ...scenario, scaling: { ...scenario.scaling, perPolicy: { preserve: partial } } }, baseDir, { mode: 'fast' }), /give all of muPrefill, muDecode, muTotal or none/);
 });
+
+test("the probe's isolated-3x SLO (the paper's rule) lands near the paper's 0.2 s/token on the routing mix", () => {
+  const { scenario, baseDir } = loadScenario({ file: ROUTING, sets: [] });
+  const p = probeCapacity(scenario, baseDir, { sloS: 'isolated-3x', durationS: 60, steps: 2, hiRatePerS: 4 });
+  assert.ok(p.sloS > 0.17 && p.sloS < 0.21, `${p.sloS}`);
+  assert.equal(probeCapacity(scenario, baseDir, { durationS: 60, steps: 2, hiRatePerS: 4 }).sloS, 0.2);
+});
