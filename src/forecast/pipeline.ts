@@ -50,7 +50,10 @@ export function runForecast(values: readonly number[], o: RunOptions): RunResult
   let period2: number | undefined;
   let selection: Selection | undefined;
   if (o.model === 'auto') {
-    selection = selectModel(train, { horizon: o.horizon, periods, folds: o.folds ?? 3, logTransform: o.logTransform, seed: o.seed });
+    // auto also tries a season seen only once before a backtest fold (seasonal naive needs no more); folds and
+    // models that need more history (Holt-Winters: two seasons) are skipped by their own checks and listed.
+    const tried = o.period !== undefined ? periods : candidatePeriods(o.stepS).filter((p) => train.length >= p + o.horizon);
+    selection = selectModel(train, { horizon: o.horizon, periods: tried, folds: o.folds ?? 3, logTransform: o.logTransform, seed: o.seed });
     ({ model, period, period2 } = selection.best);
   } else {
     model = o.model;

@@ -26,7 +26,17 @@ test('rolling-origin backtest scores folds × horizon points and rejects too-sho
   const y = syntheticSeries({ points: 6 * 144, seed: 2 }).values;
   const m = backtest(forecasters['seasonal-naive'], y, { horizon: 48, folds: 3, fit: { period: 144 } });
   assert.equal(m.points, 144);
-  assert.throws(() => backtest(forecasters['seasonal-naive'], y.slice(0, 300), { horizon: 48, folds: 3, fit: { period: 144 } }), UserError);
+  // Seasonal naive needs one season + 2 points (146), plus the 48 scored: 190 points leave no fold.
+  assert.throws(() => backtest(forecasters['seasonal-naive'], y.slice(0, 190), { horizon: 48, folds: 3, fit: { period: 144 } }), UserError);
+});
+
+test('auto uses the daily season on two days of 10-minute data (one season before the backtest folds)', () => {
+  const y = syntheticSeries({ points: 2 * 144, seed: 3 }).values;
+  const res = runForecast(y, { model: 'auto', horizon: 36, holdout: 36, stepS: 600 });
+  assert.equal(res.period, 144, `${res.model} period ${res.period}`);
+  // Holt-Winters needs two seasons: tried, skipped, and listed with the reason.
+  const hw = res.selection!.table.find((t) => t.candidate.model === 'holt-winters' && t.candidate.period === 144);
+  assert.match(hw?.skipped ?? '', /too short/);
 });
 
 test('auto picks a seasonal model with the daily period on diurnal data', () => {

@@ -119,7 +119,7 @@ test('too-short, NaN and negative series give a UserError, never a NaN forecast'
     assert.throws(() => f.fit([...train.slice(0, 400), NaN], { period: 144 }), /finite/, `${name} NaN`);
     assert.throws(() => f.fit([...train.slice(0, 400), -1], { period: 144 }), /≥ 0/, `${name} negative`);
   }
-  assert.throws(() => seasonalNaive().fit(train.slice(0, 200), { period: 144 }), /series too short with period 144: needs at least 288 points, got 200/);
+  assert.throws(() => seasonalNaive().fit(train.slice(0, 145), { period: 144 }), /series too short with period 144: needs at least 146 points, got 145/);
   assert.throws(() => holtWinters('multiplicative').fit([0, ...train.slice(0, 400)], { period: 144 }), /needs every value > 0/);
 });
 
