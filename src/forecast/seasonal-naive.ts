@@ -11,8 +11,8 @@ export function seasonalNaive(): Forecaster {
   let m = 1;
   let sigma = 0;
   return makeForecaster('seasonal-naive', {
-    // One season to repeat, plus two seasonal differences for σ (2 days of 10-minute points forecast a third).
-    minHistory: (o) => (o.period ?? 1) + 2,
+    // One season to repeat plus up to two seasonal differences for σ (2 days of 10-minute points forecast a third).
+    minHistory: (o) => (o.period ?? 1) + Math.min(o.period ?? 1, 2),
     fit(values, o) {
       y = values;
       m = o.period ?? 1;
