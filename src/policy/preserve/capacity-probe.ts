@@ -1,4 +1,7 @@
+import { z } from 'zod';
 import { UserError } from '../../util/errors.ts';
+import { parsePolicyOptions } from '../options.ts';
+import { preserveScalerOptions } from '../scaling/preserve.ts';
 import type { Scenario } from '../../scenario/schema.ts';
 import { simulate } from '../../sim/simulator.ts';
 import type { RequestLog } from '../../metrics/collector.ts';
@@ -132,11 +135,9 @@ export function withProbedCapacity(sc: Scenario, baseDir: string, options: Recor
   if (given.length > 0) {
     throw new UserError(`scaling.options: give all of ${MU_KEYS.join(', ')} or none (then they are probed); got only ${given.join(', ')}`);
   }
-  const slo = options.probeSloS;
-  if (slo !== undefined && slo !== 'isolated-3x' && !(typeof slo === 'number' && slo > 0)) {
-    throw new UserError(`scaling.options.probeSloS: expected a number > 0 or "isolated-3x", got ${JSON.stringify(slo)}`);
-  }
-  const p = probeCapacity(sc, baseDir, slo === undefined ? {} : { sloS: slo });
+  // The scaler's own field validates it (the scaler itself parses the rest later).
+  const { probeSloS } = parsePolicyOptions(z.object({ probeSloS: preserveScalerOptions.shape.probeSloS }), options, ['scaling', 'options']);
+  const p = probeCapacity(sc, baseDir, { sloS: probeSloS });
   const note =
     `preserve: probed one ${sc.fleet.pools[0]!.model} instance at ${p.sloS.toFixed(3)} s/token: ${p.ratePerS.toFixed(2)} req/s sustained, ` +
     `muPrefill ${p.muPrefill.toFixed(1)}, muDecode ${p.muDecode.toFixed(1)}, muTotal ${p.muTotal.toFixed(1)} tokens/s (set them in scaling.options to skip the probe)`;

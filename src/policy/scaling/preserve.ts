@@ -23,7 +23,7 @@ export const preserveScalerOptions = z
      * Simulation only, when μ are left out and probed: the normalised-latency SLO the probe holds (s/token;
      * `isolated-3x` = the paper's rule, 3× the mix's isolated normalised latency). Default 0.2, the paper's value.
      */
-    probeSloS: z.union([z.number().positive(), z.literal('isolated-3x')]).default(0.2),
+    probeSloS: z.union([z.number().positive(), z.literal('isolated-3x')], { error: 'a number > 0 or "isolated-3x"' }).default(0.2),
     /** `next`: the boundary target is N_{i+1} (Alg. 2 as printed); `max`: max(N̂_i, N_{i+1}), ready for both windows. */
     boundaryTarget: z.enum(['next', 'max']).default('max'),
     anticipator: anticipatorOptions.default(anticipatorOptions.parse({})),
