@@ -11,7 +11,7 @@ import { loadProblem, type Problem } from '../../optimize/joint-allocation/probl
 import { describeHeadroom, parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
 import { ablationStudy, budgetSweep, capSweep, optimalityStudy, robustnessStudy, runtimeStudy, SENSITIVITY_GRIDS, sensitivityStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
 import { toLpString } from '../../optimize/highs.ts';
-import { runSimCheck, type SimCheck } from '../../optimize/joint-allocation/sim-check.ts';
+import { runSimCheck, SIM_CHECK_DEFAULT_S, type SimCheck } from '../../optimize/joint-allocation/sim-check.ts';
 
 interface PlanFlags {
   problem?: string;
@@ -247,7 +247,7 @@ export function registerPlan(program: Command): void {
     .option('--trace <file>', 'robustness study: trace for the diurnal replay (default the bundled Azure 2023 code sample; "none" skips it)')
     .option('--day <YYYY-MM-DD|busiest>', 'robustness study: the UTC day of the trace to replay (default: the busiest day of a multi-day trace, else the whole span)')
     .option('--headroom <d,s>', 'plan against demand × (1+d) and delay/error × (1+s), then report on the nominal coefficients (default off; robustness study: headroom of the AGH-H / GH-H / DM-H rows, default 0.2,0.25)')
-    .option('--sim-check [seconds]', 'simulate the plan (its fleet and the problem\'s query types, default 600 s of arrivals) and compare each type\'s simulated E2E with the plan\'s delay and Δ_i; writes sim-check/ under --out (else out/plan-sim-check)')
+    .option('--sim-check [seconds]', `simulate the plan (its fleet and the problem's query types, default ${SIM_CHECK_DEFAULT_S} s of arrivals) and compare each type's simulated E2E with the plan's delay and Δ_i; writes sim-check/ under --out (else out/plan-sim-check)`)
     .action(async (mode: string | undefined, which: string | undefined, f: PlanFlags) => {
       if (mode !== undefined && mode !== 'study') throw new UserError(`plan: unexpected argument ${JSON.stringify(mode)} (did you mean "plan study ${mode}"?)`);
       if (mode === 'study') return runStudy(which, f);
@@ -257,7 +257,7 @@ export function registerPlan(program: Command): void {
       if (!!f.problem === !!f.generate) throw new UserError('plan: give exactly one of --problem FILE or --generate I,J,K');
       const seed = num('seed', f.seed, { int: true });
       const headroom = f.headroom !== undefined ? parseHeadroom('headroom', f.headroom) : undefined;
-      const simCheckS = f.simCheck === undefined ? undefined : f.simCheck === true ? 600 : num('sim-check', f.simCheck, { min: 1 });
+      const simCheckS = f.simCheck === undefined ? undefined : f.simCheck === true ? SIM_CHECK_DEFAULT_S : num('sim-check', f.simCheck, { min: 1 });
       let problem: Problem;
       if (f.problem) problem = loadProblem(f.problem);
       else {

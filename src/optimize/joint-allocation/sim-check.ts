@@ -27,8 +27,10 @@ import type { Problem } from './problem.ts';
  * calibrated roofline's efficiencies, so the two can differ in either direction.
  */
 
+export const SIM_CHECK_DEFAULT_S = 600;
+
 export interface SimCheckOptions {
-  /** Seconds of arrivals (default 600). */
+  /** Seconds of arrivals (default SIM_CHECK_DEFAULT_S). */
   durationS?: number;
   seed?: number;
 }
@@ -76,7 +78,7 @@ export function planCheckScenario(problem: Problem, plan: Plan, o: SimCheckOptio
     simModel.set(`${d.model}|${d.tier}`, model);
     return { name: `${d.model}@${d.tier}-tp${d.tp}${d.pp > 1 ? `-pp${d.pp}` : ''}`, model, hardware: d.hardware, tp: d.tp, pp: d.pp, count: 1 };
   });
-  const durationS = o.durationS ?? 600;
+  const durationS = o.durationS ?? SIM_CHECK_DEFAULT_S;
   const rng = new Rng(o.seed ?? 1).fork('plan-sim-check');
   const rows: { t: number; line: string }[] = [];
   for (const [i, type] of problem.types.entries()) {
@@ -148,5 +150,5 @@ export function runSimCheck(problem: Problem, plan: Plan, dir: string, o: SimChe
       overSlo: requests ? over / requests : 0,
     });
   }
-  return { durationS: o.durationS ?? 600, requests: log.n, types };
+  return { durationS: o.durationS ?? SIM_CHECK_DEFAULT_S, requests: log.n, types };
 }
