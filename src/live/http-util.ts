@@ -1,16 +1,25 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { UserError } from '../util/errors.ts';
 
-/** An OpenAI-style error body: `{ error: { message, type, param, code } }`. */
-export function sendError(res: ServerResponse, status: number, message: string, type: string, code: string | null = null, headers: Record<string, string> = {}): void {
+/** An OpenAI-style error body: `{ error: { message, type, param, code } }` (`param`: the request field at fault). */
+export function sendError(res: ServerResponse, status: number, message: string, type: string, code: string | null = null, headers: Record<string, string> = {}, param: string | null = null): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const body = JSON.stringify({ error: { message, type, param: null, code } });
+  const body = JSON.stringify({ error: { message, type, param, code } });
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
 }
+
+/** The paths the gateway and the emulator serve, with the method each takes (a 405's `Allow` header). */
+export const SERVER_ROUTES: ReadonlyMap<string, string> = new Map([
+  ['/v1/completions', 'POST'],
+  ['/v1/chat/completions', 'POST'],
+  ['/v1/models', 'GET'],
+  ['/metrics', 'GET'],
+  ['/health', 'GET'],
+]);
 
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
@@ -51,11 +60,22 @@ export function parseJsonObject(buf: Buffer): Record<string, unknown> | string {
   return v as Record<string, unknown>;
 }
 
-/** Listens, turning "address in use / not available / permission" into a one-line UserError. */
+const LISTEN_ERRORS: Record<string, string> = {
+  EADDRINUSE: 'the port is in use',
+  EADDRNOTAVAIL: 'the address is not on this machine',
+  EACCES: 'permission denied',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name does not resolve (DNS not answering)',
+  EAI_FAIL: 'the host name does not resolve',
+  EINVAL: 'not a valid listen address',
+};
+
+/** Listens, turning a bad or unusable address (in use, not local, no permission, unknown host) into a one-line UserError. */
 export function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'EADDRINUSE' || e.code === 'EADDRNOTAVAIL' || e.code === 'EACCES') reject(new UserError(`cannot listen on ${host}:${port} (${e.code})`));
+      const why = LISTEN_ERRORS[e.code ?? ''];
+      if (why) reject(new UserError(`cannot listen on ${host}:${port}: ${why} (${e.code})`));
       else reject(e);
     });
     server.listen(port, host, () => resolve());

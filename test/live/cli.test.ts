@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MODEL } from './helpers.ts';
 
@@ -53,15 +56,34 @@ describe('emulate and serve commands', { timeout: 90_000 }, () => {
     }
   });
 
-  it('rejects bad flags with exit 2 and one line', () => {
-    for (const args of [
-      ['emulate', '--model', 'nope', '--hardware', 'h100-80gb'],
-      ['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--routing', 'fastest'],
-    ]) {
+  it('rejects bad flags and config files with exit 2 and one line naming the flag or file:line', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'llmfleet-serve-'));
+    const config = (name: string, text: string) => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    const pool = (backends: string) => `pools:\n  - model: ${MODEL}\n    backends: [${backends}]\n`;
+    const cases: [string[], RegExp][] = [
+      [['emulate', '--model', 'nope', '--hardware', 'h100-80gb'], /nope/],
+      [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--tp', '3'], /--tp: 3 does not divide .* 32 attention heads/],
+      [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--time-scale', '0'], /--time-scale: expected a number > 0/],
+      [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--host', 'nohost.invalid'], /cannot listen on nohost\.invalid:8000: the host name does not resolve/],
+      [['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--routing', 'fastest'], /--routing/],
+      [['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--host', 'nohost.invalid'], /cannot listen on nohost\.invalid/],
+      [['serve', '--backend', 'ftp://127.0.0.1:21', '--model', MODEL], /--backend: expected a base URL/],
+      [['serve', '--config', config('ftp.yaml', pool('"ftp://127.0.0.1:21"'))], /ftp\.yaml:3 pools\[0\]\.backends\[0\]: expected a base URL like http:\/\/host:port/],
+      [['serve', '--config', config('path.yaml', pool('"http://127.0.0.1:1/v1?x=1"'))], /path\.yaml:3 pools\[0\]\.backends\[0\]: expected a base URL/],
+      [['serve', '--config', config('port.yaml', pool('"http://127.0.0.1:99999"'))], /port\.yaml:3 pools\[0\]\.backends\[0\]: expected a base URL/],
+      [['serve', '--config', config('dup.yaml', pool('"http://127.0.0.1:1", "http://127.0.0.1:1/"'))], /dup\.yaml:3 pools\[0\]\.backends\[1\]: expected a backend not already listed \(pools\[0\]\.backends\[0\]\)/],
+      [['serve', '--config', config('two.yaml', pool('"http://127.0.0.1:1"') + `  - model: ${MODEL}\n`)], /two\.yaml:4 pools\[1\]\.model: expected a model not already in pools\[0\]/],
+      [['serve', '--config', config('opts.yaml', pool('"http://127.0.0.1:1"') + 'routing:\n  policy: jsq\n  options:\n    nonsense: 5\n')], /opts\.yaml:7 routing\.options\.nonsense: expected no unknown key/],
+    ];
+    for (const [args, message] of cases) {
       const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 30_000 });
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
       assert.match(r.stderr, /^llmfleet: /);
+      assert.match(r.stderr, message);
     }
   });
 });

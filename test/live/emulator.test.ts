@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { startEmulator, type Emulator } from '../../src/live/emulator/server.ts';
 import { parsePromText, sumOf } from '../../src/live/prom-text.ts';
-import { chatTokens, promptTokens } from '../../src/live/tokens.ts';
+import { chatTokens, promptTokens } from '../../src/live/openai-request.ts';
 import { MODEL, sleep } from './helpers.ts';
 
 const post = (e: Emulator, path: string, body: unknown) => fetch(`${e.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -20,9 +20,9 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
     assert.equal(promptTokens('abcdefghi'), 3);
     assert.equal(promptTokens([5, 6, 7]), 3);
     assert.equal(promptTokens(['abcd']), 1);
-    assert.equal(promptTokens(42), undefined);
     assert.equal(chatTokens([{ role: 'user', content: 'abcd' }]), 3 + 4 + 1);
-    assert.equal(chatTokens([]), undefined);
+    assert.equal(chatTokens([{ role: 'user', content: [{ type: 'text', text: 'abcd' }, { type: 'image_url', image_url: { url: 'x' } }] }]), 3 + 4 + 1);
+    assert.equal(chatTokens([{ role: 'assistant' }]), 3 + 4);
   });
 
   it('streams one SSE chunk per token, then usage when asked, then [DONE]', async () => {
@@ -103,6 +103,14 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
       assert.equal((await post(e, '/v1/completions', { model: MODEL, prompt: 'x', max_tokens: 200_000 })).status, 400);
       assert.equal((await post(e, '/v1/completions', { model: 'other', prompt: 'x' })).status, 404);
       assert.equal((await post(e, '/v1/completions', { model: MODEL })).status, 400);
+      const typed = await post(e, '/v1/completions', { model: 5, prompt: 'x' });
+      assert.equal(typed.status, 400);
+      assert.equal(((await typed.json()) as { error: { param: string } }).error.param, 'model');
+      const role = await post(e, '/v1/chat/completions', { messages: [{ role: 'wizard', content: 'hi' }] });
+      assert.equal(((await role.json()) as { error: { param: string } }).error.param, 'messages[0].role');
+      const get = await fetch(`${e.url}/v1/completions`);
+      assert.equal(get.status, 405);
+      assert.equal(get.headers.get('allow'), 'POST');
       const models = (await (await fetch(`${e.url}/v1/models`)).json()) as { data: { id: string }[] };
       assert.equal(models.data[0]!.id, MODEL);
     } finally {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { startEmulator } from '../../src/live/emulator/server.ts';
 import { gatewayConfigSchema } from '../../src/live/gateway/config.ts';
@@ -143,6 +145,68 @@ describe('gateway over emulators (loopback, openai client)', { timeout: 40_000 }
       assert.ok(seen.has(dead.url), 'the healed backend receives requests again');
     } finally {
       await f.close();
+    }
+  });
+
+  it('answers 503 at once when every backend of the model is down, and after the queue timeout while one is still starting', async () => {
+    const f = await startFleet(1, {}, { health: { intervalS: 60, timeoutS: 0.5, unhealthyAfter: 1, healthyAfter: 1, startupGraceS: 300 } });
+    const post = () => fetch(`${f.gw.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, prompt: 'x', max_tokens: 2 }) });
+    try {
+      await f.emus[0]!.close(); // was healthy, now refuses connections
+      const t0 = performance.now();
+      const r = await post();
+      assert.equal(r.status, 503);
+      assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'no_backend_available');
+      assert.ok(performance.now() - t0 < 1000, `answered after ${(performance.now() - t0).toFixed(0)} ms`);
+      const health = (await (await fetch(`${f.gw.url}/health`)).json()) as { backends: { health: string }[] };
+      assert.equal(health.backends[0]!.health, 'down');
+      const counted = (await f.gw.metrics.requests.get()).values.find((v) => v.labels.status === '503');
+      assert.equal(counted?.value, 1);
+    } finally {
+      await f.close();
+    }
+    // A backend that has never answered a health check, within its startup grace: the request waits for it,
+    // and the queue timeout is an outage (503), not a rate limit (429).
+    const cfg = (graceS: number) => gatewayConfigSchema.parse({ port: 0, pools: [{ model: MODEL, backends: ['http://127.0.0.1:9'] }], health: { intervalS: 60, startupGraceS: graceS }, admission: { queueTimeoutS: 0.3 } });
+    for (const [graceS, code, minMs] of [[300, 'no_backend_ready', 250], [0, 'no_backend_available', 0]] as const) {
+      const gw = await startGateway(cfg(graceS));
+      try {
+        const t0 = performance.now();
+        const r = await fetch(`${gw.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: MODEL, prompt: 'x' }) });
+        assert.equal(r.status, 503);
+        assert.equal(((await r.json()) as { error: { code: string } }).error.code, code);
+        assert.ok(performance.now() - t0 >= minMs);
+      } finally {
+        await gw.close();
+      }
+    }
+  });
+
+  it('replaces a backend 5xx without a JSON body by its own 502 JSON error, counts its own 4xx, and names allowed methods', async () => {
+    const html = createServer((req, res) => {
+      if (req.url === '/health') return res.writeHead(200).end();
+      res.writeHead(500, { 'content-type': 'text/html' }).end('<html>Internal Server Error</html>');
+    });
+    await new Promise<void>((r) => html.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(html.address() as AddressInfo).port}`;
+    const gw = await startGateway(gatewayConfigSchema.parse({ port: 0, pools: [{ model: MODEL, backends: [url] }], outlier: { consecutiveFailures: 100 } }));
+    try {
+      const r = await fetch(`${gw.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: MODEL, prompt: 'x' }) });
+      assert.equal(r.status, 502);
+      const body = (await r.json()) as { error: { code: string; message: string } };
+      assert.equal(body.error.code, 'backend_error');
+      assert.match(body.error.message, /answered 500 without a JSON error body/);
+      const bad = await fetch(`${gw.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: MODEL, prompt: 'x', temperature: 'hot' }) });
+      assert.equal(bad.status, 400);
+      assert.equal(((await bad.json()) as { error: { param: string } }).error.param, 'temperature');
+      const wrong = await fetch(`${gw.url}/v1/completions`);
+      assert.equal(wrong.status, 405);
+      assert.equal(wrong.headers.get('allow'), 'POST');
+      const byStatus = new Map((await gw.metrics.requests.get()).values.map((v) => [v.labels.status, v.value]));
+      assert.deepEqual([byStatus.get('502'), byStatus.get('400'), byStatus.get('405')], [1, 1, 1]);
+    } finally {
+      await gw.close();
+      html.close();
     }
   });
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { completionFields, type FieldError } from '../../src/live/openai-request.ts';
 import { AdmissionQueue } from '../../src/live/gateway/admission.ts';
 import { LiveFleet } from '../../src/live/gateway/live-fleet.ts';
 import { parseCompletion } from '../../src/live/gateway/parse-request.ts';
@@ -81,5 +82,33 @@ describe('live fleet view and gateway helpers', () => {
     assert.equal((p({ model: 'm' }) as { code: string }).code, 'invalid_prompt');
     assert.equal((p({ model: 'm', prompt: 'a', max_tokens: 1.5 }) as { code: string }).code, 'invalid_max_tokens');
     assert.equal((p({ model: 'm', prompt: 'a' }, { 'x-llmfleet-tier': 'gold' }) as { code: string }).code, 'invalid_tier');
+  });
+
+  it('checks every completion field a client can get wrong and names it (message and param)', () => {
+    const bad = (body: Record<string, unknown>, chat = false) => completionFields(body, chat, 16) as FieldError;
+    const cases: [Record<string, unknown>, boolean, string, RegExp][] = [
+      [{ prompt: '' }, false, 'prompt', /non-empty string/],
+      [{ prompt: ['a', 'b'] }, false, 'prompt', /batch of several prompts is not supported/],
+      [{ prompt: 'a', max_completion_tokens: 'x' }, false, 'max_completion_tokens', /'max_completion_tokens' must be an integer ≥ 1, got "x"/],
+      [{ prompt: 'a', temperature: 'hot' }, false, 'temperature', /number ≥ 0/],
+      [{ prompt: 'a', temperature: -1 }, false, 'temperature', /got -1/],
+      [{ prompt: 'a', top_p: 0 }, false, 'top_p', /in \[/],
+      [{ prompt: 'a', n: 0 }, false, 'n', /integer ≥ 1/],
+      [{ prompt: 'a', n: 2 }, false, 'n', /not supported/],
+      [{ prompt: 'a', stream: 'yes' }, false, 'stream', /true or false/],
+      [{ prompt: 'a', stream_options: 'x' }, false, 'stream_options', /object/],
+      [{ prompt: 'a', logprobs: 50 }, false, 'logprobs', /in \[0, 20\]/],
+      [{ messages: [{ role: 'wizard', content: 'hi' }] }, true, 'messages[0].role', /one of system/],
+      [{ messages: [{ role: 'user' }] }, true, 'messages[0].content', /string or a list of content parts, got nothing/],
+      [{ messages: [{ role: 'user', content: [5, null] }] }, true, 'messages[0].content[0]', /content part/],
+      [{ messages: [{ role: 'user', content: [{ type: 'text', text: 3 }] }] }, true, 'messages[0].content[0].text', /string/],
+      [{ messages: [{ role: 'user', content: 'a' }], logprobs: 3 }, true, 'logprobs', /true or false/],
+    ];
+    for (const [body, chat, param, message] of cases) {
+      const e = bad(body, chat);
+      assert.equal(e.param, param, JSON.stringify(body));
+      assert.match(e.message, message);
+    }
+    assert.deepEqual(completionFields({ prompt: 'abcd', temperature: 0.7, top_p: 1, n: 1, stream: true, stream_options: { include_usage: true }, logprobs: 2 }, false, 16), { inputTokens: 1, maxTokens: 16, stream: true, includeUsage: true });
   });
 });

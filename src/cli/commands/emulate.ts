@@ -43,8 +43,8 @@ export function registerEmulate(program: Command): void {
       if (port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got ${port}`);
       const tp = parseIntFlag('--tp', o.tp);
       if (tp < 1) throw new UserError(`--tp: expected an integer ≥ 1, got ${tp}`);
-      const timeScale = parseNumberFlag('--time-scale', o.timeScale, 0);
-      if (timeScale <= 0) throw new UserError(`--time-scale: expected a number > 0, got '${o.timeScale}'`);
+      const timeScale = Number(o.timeScale);
+      if (o.timeScale.trim() === '' || !Number.isFinite(timeScale) || timeScale <= 0) throw new UserError(`--time-scale: expected a number > 0, got '${o.timeScale}'`);
       const errorRate = parseNumberFlag('--error-rate', o.errorRate, 0);
       if (errorRate > 1) throw new UserError(`--error-rate: expected a fraction in [0, 1], got ${errorRate}`);
       const positiveInt = (flag: string, v: string | undefined) => {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { Pool } from 'undici';
-import { gatewayConfigSchema, loadGatewayConfig, type GatewayConfig } from '../../live/gateway/config.ts';
+import { BACKEND_URL_EXPECTED, backendBaseUrl, gatewayConfigSchema, loadGatewayConfig, type GatewayConfig } from '../../live/gateway/config.ts';
 import { startGateway } from '../../live/gateway/gateway.ts';
 import { autoscalerFromConfig } from '../../live/autoscaler/from-config.ts';
 import { ROUTER_NAMES } from '../../policy/routing/registry.ts';
@@ -54,9 +54,10 @@ export function registerServe(program: Command): void {
         if (o.backend.length === 0) throw new UserError('give --config FILE or at least one --backend URL');
         const byModel = new Map<string, string[]>();
         for (const url of o.backend) {
-          if (!/^https?:\/\/[^/]+\/?$/.test(url)) throw new UserError(`--backend: expected a base URL like http://host:port, got '${url}'`);
-          const model = o.model ?? (await discoverModel(url));
-          byModel.set(model, [...(byModel.get(model) ?? []), url.replace(/\/$/, '')]);
+          const base = backendBaseUrl(url);
+          if (base === undefined) throw new UserError(`--backend: expected ${BACKEND_URL_EXPECTED}, got '${url}'`);
+          const model = o.model ?? (await discoverModel(base));
+          byModel.set(model, [...(byModel.get(model) ?? []), base]);
         }
         raw = { pools: [...byModel].map(([model, backends]) => ({ model, backends })) };
       }

@@ -1,5 +1,6 @@
 import { Engine } from '../../engine/engine.ts';
 import { SimRequest } from '../../engine/request.ts';
+import { UserError } from '../../util/errors.ts';
 import { BUILTIN_CATALOG, getHardware, getModel, type Catalog } from '../../model/catalog.ts';
 import type { PerfModel } from '../../perf/types.ts';
 import { scenarioSchema, type EngineSpec } from '../../scenario/schema.ts';
@@ -32,11 +33,14 @@ export interface TokenSink {
  * so the emulator and the simulator share engine config, KV capacity and perf model.
  */
 export function resolveBackendPool(spec: BackendSpec): PoolRuntime {
-  getModel(spec.model, spec.catalog ?? BUILTIN_CATALOG); // unknown names: a one-line UserError listing valid ones
+  const model = getModel(spec.model, spec.catalog ?? BUILTIN_CATALOG); // unknown names: a one-line UserError listing valid ones
   getHardware(spec.hardware, spec.catalog ?? BUILTIN_CATALOG);
+  const tp = spec.tp ?? 1;
+  // vLLM shards attention heads across the TP group and refuses a degree that does not divide them.
+  if (model.heads % tp !== 0) throw new UserError(`--tp: ${tp} does not divide ${spec.model}'s ${model.heads} attention heads (vLLM refuses such a tensor-parallel degree)`);
   const sc = scenarioSchema.parse({
     workload: { trace: { path: 'unused' } },
-    fleet: { pools: [{ model: spec.model, hardware: spec.hardware, tp: spec.tp ?? 1, count: 1, ...(spec.engine ? { engine: spec.engine } : {}) }] },
+    fleet: { pools: [{ model: spec.model, hardware: spec.hardware, tp, count: 1, ...(spec.engine ? { engine: spec.engine } : {}) }] },
   });
   return resolvePools(sc, '.', 'step', spec.catalog ?? BUILTIN_CATALOG, spec.perf)[0]!;
 }

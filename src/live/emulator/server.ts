@@ -2,8 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { Rng } from '../../util/rng.ts';
 import { scaledClock, type LiveClock } from '../clock.ts';
-import { BodyTooLarge, listen, parseJsonObject, readBody, sendError, sendJson } from '../http-util.ts';
-import { chatTokens, promptTokens, syntheticToken } from '../tokens.ts';
+import { BodyTooLarge, listen, parseJsonObject, readBody, sendError, sendJson, SERVER_ROUTES } from '../http-util.ts';
+import { syntheticToken } from '../tokens.ts';
+import { completionFields } from '../openai-request.ts';
 import { EmulatedBackend, type BackendSpec } from './backend.ts';
 
 export interface EmulatorOptions extends BackendSpec {
@@ -61,18 +62,17 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
     }
     const body = parseJsonObject(buf);
     if (typeof body === 'string') return sendError(res, 400, body, 'BadRequestError');
-    if (body.model !== undefined && body.model !== servedName) return sendError(res, 404, `The model \`${String(body.model)}\` does not exist.`, 'NotFoundError', 'model_not_found');
-    const inputTokens = chat ? chatTokens(body.messages) : promptTokens(body.prompt);
-    if (inputTokens === undefined) return sendError(res, 400, chat ? "'messages' must be a non-empty list of {role, content}" : "'prompt' must be a string or a list of token ids", 'BadRequestError');
-    const mt = body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS;
-    if (!Number.isInteger(mt) || (mt as number) < 1) return sendError(res, 400, `'max_tokens' must be an integer ≥ 1, got ${JSON.stringify(mt)}`, 'BadRequestError');
-    const outputTokens = mt as number;
+    // vLLM fills a missing model with the served one; any other value is an error.
+    if (body.model !== undefined && body.model !== null && typeof body.model !== 'string') return sendError(res, 400, `'model' must be a string, got ${JSON.stringify(body.model)}`, 'BadRequestError', null, {}, 'model');
+    if (typeof body.model === 'string' && body.model !== servedName) return sendError(res, 404, `The model \`${body.model}\` does not exist.`, 'NotFoundError', 'model_not_found', {}, 'model');
+    const f = completionFields(body, chat, DEFAULT_MAX_TOKENS);
+    if ('param' in f) return sendError(res, 400, f.message, 'BadRequestError', null, {}, f.param);
+    const { inputTokens, maxTokens: outputTokens, stream, includeUsage } = f;
     const why = backend.reject(inputTokens, outputTokens);
     if (why) return sendError(res, 400, why, 'BadRequestError');
     if ((opts.errorRate ?? 0) > 0 && rng.next() < opts.errorRate!) return sendError(res, 500, 'injected failure', 'InternalServerError');
 
-    const stream = body.stream === true;
-    const usage = stream ? (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true : true;
+    const usage = stream ? includeUsage : true;
     const id = `${chat ? 'chatcmpl' : 'cmpl'}-${ids++}`;
     const created = Math.floor(Date.now() / 1000);
     const object = chat ? (stream ? 'chat.completion.chunk' : 'chat.completion') : 'text_completion';
@@ -129,7 +129,9 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
       handleCompletion(req, res, path === '/v1/chat/completions').catch((e: unknown) => sendError(res, 500, String(e), 'InternalServerError'));
       return;
     }
-    sendError(res, 404, `no route ${req.method} ${path}`, 'NotFoundError');
+    const allow = SERVER_ROUTES.get(path);
+    if (allow) sendError(res, 405, `method ${req.method} not allowed on ${path} (allowed: ${allow})`, 'MethodNotAllowed', null, { allow });
+    else sendError(res, 404, `no route ${req.method} ${path}`, 'NotFoundError');
   });
   server.keepAliveTimeout = 60_000;
   server.on('connection', (s: Socket) => {

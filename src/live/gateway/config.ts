@@ -1,10 +1,24 @@
 import { z } from 'zod';
-import { ROUTER_NAMES } from '../../policy/routing/registry.ts';
-import { SCALER_NAMES } from '../../policy/scaling/registry.ts';
-import { readConfigFile, validateConfig } from '../../util/config-file.ts';
+import { ROUTER_NAMES, routers } from '../../policy/routing/registry.ts';
+import { SCALER_NAMES, scalers } from '../../policy/scaling/registry.ts';
+import { issueError, readConfigFile, validateConfig } from '../../util/config-file.ts';
 
 const seconds = z.number().positive().finite();
 const count = z.number().int().min(1);
+
+/** A backend's base URL, `http(s)://host:port` with no path, query or credentials; undefined when it is not one. */
+export function backendBaseUrl(v: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return undefined;
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.pathname !== '/' || u.search !== '' || u.hash !== '' || u.username !== '' || u.password !== '') return undefined;
+  return `${u.protocol}//${u.host}`;
+}
+export const BACKEND_URL_EXPECTED = 'a base URL like http://host:port (http or https, port ≤ 65535, no path or query)';
+const backendUrl = z.string().refine((v) => backendBaseUrl(v) !== undefined, { message: BACKEND_URL_EXPECTED }).transform((v) => backendBaseUrl(v)!);
 
 /**
  * `llmfleet serve --config FILE`: the gateway's YAML. Every field but `pools` has a default; unknown keys are
@@ -24,7 +38,7 @@ export const gatewayConfigSchema = z
         z
           .object({
             model: z.string().min(1),
-            backends: z.array(z.url()).default([]),
+            backends: z.array(backendUrl).default([]),
             /** What the backends run, as the simulator names it (informational: shown to policies). */
             hardware: z.string().default(''),
             /** Requests the gateway keeps in flight to one backend; beyond it requests wait in the admission queue. */
@@ -34,7 +48,22 @@ export const gatewayConfigSchema = z
           })
           .strict(),
       )
-      .min(1),
+      .min(1)
+      .superRefine((pools, ctx) => {
+        // One pool per model, one entry per backend: a repeat would be merged or counted twice silently.
+        const models = new Map<string, number>();
+        const urls = new Map<string, string>();
+        for (const [i, p] of pools.entries()) {
+          const first = models.get(p.model);
+          if (first !== undefined) ctx.addIssue({ code: 'custom', path: [i, 'model'], message: `a model not already in pools[${first}] (one pool per model)` });
+          else models.set(p.model, i);
+          for (const [k, url] of p.backends.entries()) {
+            const at = urls.get(url);
+            if (at !== undefined) ctx.addIssue({ code: 'custom', path: [i, 'backends', k], message: `a backend not already listed (${at})` });
+            else urls.set(url, `pools[${i}].backends[${k}]`);
+          }
+        }
+      }),
     scrapeIntervalS: seconds.default(1),
     health: z
       .object({
@@ -42,9 +71,14 @@ export const gatewayConfigSchema = z
         timeoutS: seconds.default(1),
         unhealthyAfter: count.default(2),
         healthyAfter: count.default(1),
+        /**
+         * Seconds a backend that has never passed a health check counts as starting (model load): requests for a
+         * model whose backends are all down past this are answered 503 at once instead of waiting in the queue.
+         */
+        startupGraceS: z.number().min(0).finite().default(300),
       })
       .strict()
-      .default({ intervalS: 1, timeoutS: 1, unhealthyAfter: 2, healthyAfter: 1 }),
+      .default({ intervalS: 1, timeoutS: 1, unhealthyAfter: 2, healthyAfter: 1, startupGraceS: 300 }),
     outlier: z
       .object({ consecutiveFailures: count.default(3), ejectionS: seconds.default(10) })
       .strict()
@@ -117,6 +151,15 @@ export const gatewayConfigSchema = z
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
 export type GatewayConfigInput = z.input<typeof gatewayConfigSchema>;
 
+/** Reads and validates a gateway config, the routing and scaling policies' own options included (file:line on every error). */
 export function loadGatewayConfig(path: string): GatewayConfig {
-  return validateConfig(readConfigFile(path), gatewayConfigSchema);
+  const doc = readConfigFile(path);
+  const cfg = validateConfig(doc, gatewayConfigSchema);
+  const check = (schema: z.ZodType, options: unknown, prefix: string[]) => {
+    const r = schema.safeParse(options);
+    if (!r.success) throw issueError(r.error, options, { source: doc.source, lineOf: doc.lineOf, prefix });
+  };
+  check(routers[cfg.routing.policy].options, cfg.routing.options, ['routing', 'options']);
+  if (cfg.autoscaler) check(scalers[cfg.autoscaler.policy].options, cfg.autoscaler.options, ['autoscaler', 'options']);
+  return cfg;
 }

@@ -8,7 +8,7 @@ import type { ArrivalStats } from '../../policy/scaling/types.ts';
 import { ConfigError, invariant } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { scaledClock, type LiveClock } from '../clock.ts';
-import { BodyTooLarge, listen, readBody, sendError, sendJson } from '../http-util.ts';
+import { BodyTooLarge, listen, readBody, sendError, sendJson, SERVER_ROUTES } from '../http-util.ts';
 import { AdmissionQueue } from './admission.ts';
 import type { GatewayConfig } from './config.ts';
 import { excluding, LiveFleet, LiveRequest, type LiveBackend } from './live-fleet.ts';
@@ -99,7 +99,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
   const addBackend = (model: string, url: string): LiveBackend => {
     const pc = poolCfg.get(model);
     invariant(pc !== undefined, `no pool for model ${model}`);
-    const b = fleet.add(url, model, pc.hardware, pc.maxInflightPerBackend);
+    const b = fleet.add(url, model, pc.hardware, pc.maxInflightPerBackend, clock.nowS());
     pools.set(b.id, new Pool(url, { connections: pc.connections, pipelining: 1, keepAliveTimeout: 30_000 }));
     return b;
   };
@@ -166,12 +166,39 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     return true;
   };
 
+  const autoscaled = new Set(cfg.autoscaler?.pools.map((p) => p.model) ?? []);
+  /**
+   * No backend of the model can take a request now or soon: none up, ejected for a while or still starting, and
+   * no autoscaler that could add one. Such requests get a 503 at once rather than a queue timeout.
+   */
+  const unavailable = (model: string): boolean => {
+    if (autoscaled.has(model)) return false;
+    fleet.now = clock.nowS();
+    for (const b of fleet.instances) {
+      if (b.model !== model) continue;
+      const h = fleet.health(b, cfg.health.startupGraceS);
+      if (h === 'up' || h === 'ejected' || h === 'starting') return false;
+    }
+    return true;
+  };
+  /** Answers 503 when the request's model is unavailable; true if it did. */
+  const refuseUnavailable = (p: Pending): boolean => {
+    const model = p.view.model;
+    if (!unavailable(model)) return false;
+    const mine = fleet.instances.filter((b) => b.model === model && !b.removed);
+    metrics.rejected.inc({ model, reason: 'no-backend' });
+    const why = mine.length === 0 ? 'it has no backend' : `its ${mine.length === 1 ? 'backend is' : `${mine.length} backends are`} down or draining (failing health checks: see /health)`;
+    sendError(p.res, 503, `no backend for model '${model}' can take requests: ${why}`, 'api_error', 'no_backend_available', { 'retry-after': String(cfg.admission.retryAfterS) });
+    finish(p, '503');
+    return true;
+  };
+
   const pump = () => {
     if (queue.size === 0) return;
     const blocked = new Set<string>();
     queue.drain((p) => {
       if (blocked.has(p.view.model)) return false;
-      if (dispatch(p)) {
+      if (dispatch(p) || refuseUnavailable(p)) {
         setQueued(p, false);
         if (p.queueTimer) clearTimeout(p.queueTimer);
         p.queueTimer = null;
@@ -195,8 +222,15 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
       queue.remove(p, p.priority);
       setQueued(p, false);
       metrics.rejected.inc({ model: p.view.model, reason: 'queue-timeout' });
-      sendError(p.res, 429, `no backend for model '${p.view.model}' could take the request within ${cfg.admission.queueTimeoutS}s`, 'rate_limit_error', 'queue_timeout', { 'retry-after': String(cfg.admission.retryAfterS) });
-      finish(p, '429');
+      const retry = { 'retry-after': String(cfg.admission.retryAfterS) };
+      if (fleet.ready(p.view.model).length === 0) {
+        // Nothing was serving the model the whole time: an outage (503), not the client sending too much (429).
+        sendError(p.res, 503, `no backend for model '${p.view.model}' became ready within ${cfg.admission.queueTimeoutS}s`, 'api_error', 'no_backend_ready', retry);
+        finish(p, '503');
+      } else {
+        sendError(p.res, 429, `no backend for model '${p.view.model}' could take the request within ${cfg.admission.queueTimeoutS}s`, 'rate_limit_error', 'queue_timeout', retry);
+        finish(p, '429');
+      }
     }, cfg.admission.queueTimeoutS * 1000);
   };
 
@@ -205,7 +239,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     p.tried.add(b.id);
     if (p.attempts <= cfg.retries && !p.done) {
       metrics.retries.inc({ model: p.view.model });
-      if (!dispatch(p)) enqueue(p, true);
+      if (!dispatch(p) && !refuseUnavailable(p)) enqueue(p, true);
       return;
     }
     sendError(p.res, 502, `backend failed before responding: ${why}`, 'api_error', 'backend_unavailable');
@@ -241,6 +275,12 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     let settled = false;
     let cancelled = false;
     let status = 0;
+    /** A backend 5xx without a JSON body (a proxy's HTML page, a crash dump): replaced by the gateway's own 502. */
+    let opaqueError = false;
+    const replaceOpaque = () => {
+      sendError(p.res, 502, `backend ${b.url} answered ${status} without a JSON error body`, 'api_error', 'backend_error', { [BACKEND_HEADER]: b.url });
+      finish(p, '502');
+    };
 
     /** The attempt failed: before the response head (maybe retried elsewhere) or mid-body (the stream ends with an error). */
     const failed = (err: Error & { code?: string }) => {
@@ -266,7 +306,9 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
         }
         return;
       }
-      if (!p.done) {
+      if (opaqueError && !p.done) {
+        replaceOpaque();
+      } else if (!p.done) {
         if (p.timedOut) streamError(p, `request exceeded ${cfg.timeouts.requestS}s`, 'timeout');
         else if (err.code === 'UND_ERR_BODY_TIMEOUT') {
           recordFailure(b, false);
@@ -307,13 +349,15 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
           status = statusCode;
           if (statusCode >= 500) recordFailure(b, false);
           else b.consecutiveFailures = 0;
+          opaqueError = statusCode >= 500 && !String(headers['content-type'] ?? '').includes('json');
+          if (opaqueError) return;
           const out: Record<string, string | string[]> = { [BACKEND_HEADER]: b.url };
           for (const k in headers) if (!HOP_BY_HOP.has(k)) out[k] = headers[k] as string | string[];
           if (draining) out.connection = 'close';
           p.res.writeHead(statusCode, out);
         },
         onResponseData(c, chunk) {
-          if (settled) return;
+          if (settled || opaqueError) return;
           if (!p.firstByte) {
             p.firstByte = true;
             b.pending -= p.view.inputTokens;
@@ -328,8 +372,11 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
         onResponseEnd() {
           if (settled) return;
           settled = true;
-          p.res.end();
-          finish(p, String(status));
+          if (opaqueError) replaceOpaque();
+          else {
+            p.res.end();
+            finish(p, String(status));
+          }
           release(p);
         },
         onResponseError(_c, err) {
@@ -344,11 +391,17 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     try {
       buf = await readBody(req, cfg.maxBodyBytes);
     } catch (e) {
-      if (e instanceof BodyTooLarge) sendError(res, 413, `request body exceeds ${cfg.maxBodyBytes} bytes`, 'invalid_request_error', 'body_too_large');
+      if (e instanceof BodyTooLarge) {
+        metrics.countRequest('', '', '413');
+        sendError(res, 413, `request body exceeds ${cfg.maxBodyBytes} bytes`, 'invalid_request_error', 'body_too_large');
+      }
       return;
     }
     const parsed = parseCompletion(buf, path === '/v1/chat/completions', req.headers, modelSet, cfg.tiers);
-    if ('status' in parsed) return sendError(res, parsed.status, parsed.message, 'invalid_request_error', parsed.code);
+    if ('status' in parsed) {
+      metrics.countRequest(parsed.model ?? '', '', String(parsed.status));
+      return sendError(res, parsed.status, parsed.message, 'invalid_request_error', parsed.code, {}, parsed.param);
+    }
     const { model, inputTokens, maxTokens, tier, priority } = parsed;
     const key = `${model}\u0000${tier}`;
     let a = arrivals.get(key);
@@ -356,7 +409,10 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     a.requests++;
     a.inputTokens += inputTokens;
     a.predictedOutputTokens += maxTokens;
-    if (draining) return sendError(res, 503, 'gateway is shutting down', 'api_error', 'draining', { connection: 'close' });
+    if (draining) {
+      metrics.countRequest(model, tier, '503');
+      return sendError(res, 503, 'gateway is shutting down', 'api_error', 'draining', { connection: 'close' });
+    }
 
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (typeof req.headers.authorization === 'string') headers.authorization = req.headers.authorization;
@@ -402,6 +458,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     }, cfg.timeouts.requestS * 1000);
 
     if (queue.size === 0 && dispatch(p)) return;
+    if (refuseUnavailable(p)) return;
     if (queue.full) {
       metrics.rejected.inc({ model, reason: 'queue-full' });
       sendError(res, 429, `gateway queue is full (${cfg.admission.maxQueue} waiting); retry later`, 'rate_limit_error', 'queue_full', { 'retry-after': String(cfg.admission.retryAfterS) });
@@ -433,13 +490,17 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     }
     if (req.method === 'GET' && path === '/health') {
       const up = !draining && models.every((m) => fleet.ready(m).length > 0);
-      return sendJson(res, up ? 200 : 503, { status: draining ? 'draining' : up ? 'ok' : 'degraded', backends: fleet.instances.filter((b) => !b.removed).map((b) => ({ url: b.url, model: b.model, state: b.state, inflight: b.inflight })) });
+      fleet.now = clock.nowS();
+      const backends = fleet.instances.filter((b) => !b.removed).map((b) => ({ url: b.url, model: b.model, state: b.state, health: fleet.health(b, cfg.health.startupGraceS), inflight: b.inflight }));
+      return sendJson(res, up ? 200 : 503, { status: draining ? 'draining' : up ? 'ok' : 'degraded', backends });
     }
     if (req.method === 'GET' && path === '/v1/models') {
       return sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'llmfleet' })) });
     }
-    const known = ['/v1/completions', '/v1/chat/completions', '/v1/models', '/metrics', '/health'].includes(path);
-    sendError(res, known ? 405 : 404, known ? `method ${req.method} not allowed on ${path}` : `no route ${req.method} ${path}`, 'invalid_request_error', known ? 'method_not_allowed' : 'not_found');
+    const allow = SERVER_ROUTES.get(path);
+    metrics.countRequest('', '', allow ? '405' : '404');
+    if (allow) sendError(res, 405, `method ${req.method} not allowed on ${path} (allowed: ${allow})`, 'invalid_request_error', 'method_not_allowed', { allow });
+    else sendError(res, 404, `no route ${req.method} ${path}`, 'invalid_request_error', 'not_found');
   });
   server.keepAliveTimeout = 30_000;
 

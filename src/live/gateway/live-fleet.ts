@@ -12,6 +12,10 @@ export class LiveBackend implements InstanceView {
   readonly pp = 1;
   readonly region = '';
   healthy = false;
+  /** Passed a health check at least once: failing after that means down, not still starting. */
+  wasHealthy = false;
+  /** Gateway clock (s) when it was added; a backend never healthy counts as starting for health.startupGraceS. */
+  addedAtS = 0;
   healthStreak = 0;
   failStreak = 0;
   consecutiveFailures = 0;
@@ -142,10 +146,23 @@ export class LiveFleet implements FleetView {
   private readonly byModel = new Map<string, LiveBackend[]>();
   private readonly scratch: LiveBackend[] = [];
 
-  add(url: string, model: string, hardware: string, maxInflight: number): LiveBackend {
+  add(url: string, model: string, hardware: string, maxInflight: number, nowS = this.now): LiveBackend {
     const b = new LiveBackend(this.instances.length, url, model, hardware, maxInflight);
+    b.addedAtS = nowS;
     this.instances.push(b);
     return b;
+  }
+
+  /**
+   * What a backend can do for new requests: `up` (routable), `ejected` (healthy, out for an outlier ejection,
+   * back soon), `starting` (never healthy yet, within `startupGraceS` of being added), `down` (failing its health
+   * checks after having passed them, or never healthy past the grace), `draining` or `removed`.
+   */
+  health(b: LiveBackend, startupGraceS: number): 'up' | 'ejected' | 'starting' | 'down' | 'draining' | 'removed' {
+    if (b.removed) return 'removed';
+    if (b.draining) return 'draining';
+    if (b.healthy) return b.state === 'ready' ? 'up' : 'ejected';
+    return !b.wasHealthy && this.now - b.addedAtS < startupGraceS ? 'starting' : 'down';
   }
 
   /** Recomputes each backend's state and the per-model ready lists (after health, ejection or drain changes). */

@@ -85,7 +85,7 @@ export class BackendMonitor {
     if (ok) {
       b.failStreak = 0;
       b.healthStreak++;
-      if (!b.healthy && b.healthStreak >= h.healthyAfter) b.healthy = true;
+      if (!b.healthy && b.healthStreak >= h.healthyAfter) b.healthy = b.wasHealthy = true;
     } else {
       b.healthStreak = 0;
       b.failStreak++;

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { parseJsonObject } from '../http-util.ts';
-import { chatTokens, promptTokens } from '../tokens.ts';
+import { completionFields } from '../openai-request.ts';
 
 export const TIER_HEADER = 'x-llmfleet-tier';
 
@@ -14,33 +14,32 @@ export interface ParsedRequest {
   priority: number;
 }
 
-/** An OpenAI-style 4xx: status, message, code. */
+/** An OpenAI-style 4xx: status, message, code, and the request field at fault (`param`) when there is one. */
 export interface BadRequest {
   status: number;
   message: string;
   code: string;
+  param: string | null;
+  /** The model asked for, when the body named a served one (for the request counter's label). */
+  model?: string;
 }
 
 /**
- * Validates a completion body (JSON object, served model, prompt or messages, max_tokens) and the tier header.
+ * Validates a completion body (JSON object, served model, the fields of `completionFields`) and the tier header.
  * Prompt tokens are counted as the emulator counts them; `max_tokens` (default 16) is the predicted output.
  */
 export function parseCompletion(buf: Buffer, chat: boolean, headers: IncomingHttpHeaders, models: ReadonlySet<string>, tiers: { default: string; priorities: Record<string, number> }): ParsedRequest | BadRequest {
   const body = parseJsonObject(buf);
-  if (typeof body === 'string') return { status: 400, message: body, code: 'invalid_json' };
+  if (typeof body === 'string') return { status: 400, message: body, code: 'invalid_json', param: null };
   const served = () => [...models].join(', ');
   const model = body.model;
-  if (typeof model !== 'string') return { status: 400, message: `'model' is required (a string); served: ${served()}`, code: 'missing_model' };
-  if (!models.has(model)) return { status: 404, message: `The model '${model}' does not exist; served: ${served()}`, code: 'model_not_found' };
-  const inputTokens = chat ? chatTokens(body.messages) : promptTokens(body.prompt);
-  if (inputTokens === undefined) {
-    return { status: 400, message: chat ? "'messages' must be a non-empty list of {role, content}" : "'prompt' must be a string or a list of token ids", code: 'invalid_prompt' };
-  }
-  const mt = body.max_completion_tokens ?? body.max_tokens ?? 16;
-  if (!Number.isInteger(mt) || (mt as number) < 1) return { status: 400, message: `'max_tokens' must be an integer ≥ 1, got ${JSON.stringify(mt)}`, code: 'invalid_max_tokens' };
+  if (typeof model !== 'string') return { status: 400, message: `'model' is required (a string); served: ${served()}`, code: 'missing_model', param: 'model' };
+  if (!models.has(model)) return { status: 404, message: `The model '${model}' does not exist; served: ${served()}`, code: 'model_not_found', param: 'model' };
+  const f = completionFields(body, chat, 16);
+  if ('param' in f) return { status: 400, message: f.message, code: `invalid_${/^[a-z_]+/.exec(f.param)![0]}`, param: f.param, model };
   const th = headers[TIER_HEADER];
   const tier = typeof th === 'string' && th !== '' ? th : tiers.default;
   const priority = tiers.priorities[tier];
-  if (priority === undefined) return { status: 400, message: `${TIER_HEADER}: unknown tier '${tier}'; valid: ${Object.keys(tiers.priorities).join(', ')}`, code: 'invalid_tier' };
-  return { model, inputTokens, maxTokens: mt as number, stream: body.stream === true, tier, priority };
+  if (priority === undefined) return { status: 400, message: `${TIER_HEADER}: unknown tier '${tier}'; valid: ${Object.keys(tiers.priorities).join(', ')}`, code: 'invalid_tier', param: null, model };
+  return { model, inputTokens: f.inputTokens, maxTokens: f.maxTokens, stream: f.stream, tier, priority };
 }
