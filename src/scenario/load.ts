@@ -1,10 +1,14 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { applyOverrides, readConfigFile, validateConfig, type ConfigDoc } from '../util/config-file.ts';
+import type { z } from 'zod';
+import { PRESERVE_MU_KEYS } from '../policy/preserve/capacity-probe.ts';
+import { routers } from '../policy/routing/registry.ts';
+import { scalers } from '../policy/scaling/registry.ts';
+import { applyOverrides, issueError, readConfigFile, validateConfig, type ConfigDoc } from '../util/config-file.ts';
 import { UserError } from '../util/errors.ts';
 import { TRACE_FORMATS, type TraceFormat } from '../workload/types.ts';
-import { scenarioSchema, type Scenario } from './schema.ts';
+import { resolvedScaling, scenarioSchema, selectedOptions, type Scenario } from './schema.ts';
 
 /** The project folder (where scenarios/ and data/ live), wherever the CLI is started from. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -72,7 +76,7 @@ export function applyScenarioFlags(raw: Record<string, unknown>, input: Scenario
  * that created its parent: `--set perf.calibrated=true` without a kind), otherwise on the file line.
  */
 export function validateScenario(doc: ConfigDoc, raw: Record<string, unknown>, overridden: readonly FlagOverride[]): Scenario {
-  return validateConfig({ ...doc, raw }, scenarioSchema, (p) => {
+  const sourceFor = (p: readonly PropertyKey[]) => {
     let best: FlagOverride | undefined;
     const parent = p.slice(0, -1);
     for (const o of overridden) {
@@ -81,7 +85,28 @@ export function validateScenario(doc: ConfigDoc, raw: Record<string, unknown>, o
       if ((covers || sibling) && (!best || o.path.length >= best.path.length)) best = o;
     }
     return best?.flag;
-  });
+  };
+  const sc = validateConfig({ ...doc, raw }, scenarioSchema, sourceFor);
+  checkPolicyOptions(sc, { ...doc, raw }, sourceFor);
+  return sc;
+}
+
+/**
+ * The selected router's and scaler's own options, checked against their schemas at load (the simulator parses
+ * them again when it builds the policies) so that a bad one is reported at its file line or flag.
+ */
+function checkPolicyOptions(sc: Scenario, doc: ConfigDoc, sourceFor: (p: readonly PropertyKey[]) => string | undefined): void {
+  const check = (schema: z.ZodType, options: Record<string, unknown>, prefix: string[]) => {
+    const r = schema.safeParse(options);
+    if (!r.success) throw issueError(r.error, options, { source: doc.source, lineOf: doc.lineOf, prefix, sourceFor });
+  };
+  check(routers[sc.routing.policy].options, selectedOptions(sc.routing), ['routing', 'options']);
+  const scaling = resolvedScaling(sc);
+  if (scaling.policy === 'scheduled') return;
+  let options = selectedOptions(scaling);
+  // PreServe's μ may be left out altogether (the simulator probes them); the other options are checked as usual.
+  if (scaling.policy === 'preserve' && PRESERVE_MU_KEYS.every((k) => options[k] === undefined)) options = { ...options, muPrefill: 1, muDecode: 1, muTotal: 1 };
+  check(scalers[scaling.policy].options, options, ['scaling', 'options']);
 }
 
 /** Reads, overrides and validates a scenario; every problem is one ConfigError/UserError naming where it is. */

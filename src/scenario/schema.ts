@@ -272,5 +272,11 @@ export type Scenario = z.output<typeof scenarioSchema>;
 export function selectedOptions(section: { policy: string; options: Record<string, unknown>; perPolicy: Partial<Record<string, Record<string, unknown>>> }): Record<string, unknown> {
   return { ...section.perPolicy[section.policy], ...section.options };
 }
+
+/** The scaling section with its policy alias resolved (`scaling.aliases`; `scheduled` is never an alias). */
+export function resolvedScaling(sc: Scenario): Scenario['scaling'] {
+  const asked = sc.scaling.policy;
+  return { ...sc.scaling, policy: asked === 'scheduled' ? asked : (sc.scaling.aliases[asked] ?? asked) } as Scenario['scaling'];
+}
 export type PoolSpec = z.output<typeof poolSchema>;
 export type EngineSpec = z.output<typeof engineSchema>;

@@ -13,7 +13,7 @@ import type { PoolStatus } from '../policy/scaling/types.ts';
 import { queueOrders, type QueueOrderName } from '../policy/scheduling/registry.ts';
 import { parseQueueOrderOptions } from '../policy/scheduling/tier-queue.ts';
 import type { QueueOrderFactory } from '../policy/scheduling/types.ts';
-import { selectedOptions, type Scenario } from '../scenario/schema.ts';
+import { resolvedScaling, selectedOptions, type Scenario } from '../scenario/schema.ts';
 import { ConfigError, UserError, invariant } from '../util/errors.ts';
 import { Rng, hash32 } from '../util/rng.ts';
 import { lengthPredictors } from '../forecast/length/registry.ts';
@@ -132,8 +132,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     contextLimit.set(p.model, Math.max(limit, contextLimit.get(p.model) ?? 0));
   });
   const router = createRouter(sc.routing.policy, selectedOptions(sc.routing), { rng: rng.fork('router') });
-  const asked = sc.scaling.policy;
-  const scaling = { ...sc.scaling, policy: asked === 'scheduled' ? asked : (sc.scaling.aliases[asked] ?? asked) };
+  const scaling = resolvedScaling(sc);
   const notes: string[] = [];
   let scalerOptions = selectedOptions(scaling);
   if (scaling.policy === 'preserve') {

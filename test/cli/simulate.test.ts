@@ -64,6 +64,19 @@ test('a scenario error names the file line and the field path', () => {
   assert.match(r.stderr, /s\.yaml:8 fleet\.pools\[0\]\.count/);
 });
 
+test("a policy's own options are checked at load: a bad one names its file line or the --set flag", () => {
+  const dir = tmp();
+  const f = join(dir, 's.yaml');
+  const head = ['name: x', 'workload:', `  trace: { path: ${join(process.cwd(), conv)}, format: azure }`, 'fleet:', '  pools:', '    - { model: llama3.1-8b, hardware: h100-80gb, count: 1 }'];
+  writeFileSync(f, [...head, 'routing:', '  policy: jsq', '  options:', '    nonsense: 5', ''].join('\n'));
+  const r = cli('simulate', '--scenario', f, '--out', join(dir, 'o'));
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /s\.yaml:10 routing\.options\.nonsense: expected no unknown key/);
+  const flag = cli('simulate', '--scenario', 'scenarios/preserve-scaling.yaml', '--set', 'scaling.options.windowS=abc', '--out', join(dir, 'p'));
+  assert.equal(flag.status, 2);
+  assert.match(flag.stderr, /--set scaling\.options\.windowS=abc scaling\.options\.windowS: expected a value of type number/);
+});
+
 test('bad flags exit 2: unknown engine mode, non-integer seed, malformed --set', () => {
   for (const args of [['--engine', 'turbo'], ['--seed', 'x1'], ['--set', 'routing.policy']]) {
     const r = cli('simulate', ...args, '--out', join(tmp(), 'o'));

@@ -122,7 +122,8 @@ function probeWorkload(base: Scenario): NonNullable<Scenario['workload']['synthe
   throw new UserError('capacity probe: the scenario needs a synthetic or trace workload (its length mix is probed)');
 }
 
-const MU_KEYS = ['muPrefill', 'muDecode', 'muTotal'] as const;
+/** PreServe's per-instance capacities: all three given, or none (then probed). */
+export const PRESERVE_MU_KEYS = ['muPrefill', 'muDecode', 'muTotal'] as const;
 
 /**
  * PreServe's scaler needs μ; when its options give none, they are probed here on the scenario (same pool, engine,
@@ -130,10 +131,10 @@ const MU_KEYS = ['muPrefill', 'muDecode', 'muTotal'] as const;
  * when it probed, a one-line note for the user. Giving some but not all three μ is an error.
  */
 export function withProbedCapacity(sc: Scenario, baseDir: string, options: Record<string, unknown>): { options: Record<string, unknown>; note?: string } {
-  const given = MU_KEYS.filter((k) => options[k] !== undefined);
-  if (given.length === MU_KEYS.length) return { options };
+  const given = PRESERVE_MU_KEYS.filter((k) => options[k] !== undefined);
+  if (given.length === PRESERVE_MU_KEYS.length) return { options };
   if (given.length > 0) {
-    throw new UserError(`scaling.options: give all of ${MU_KEYS.join(', ')} or none (then they are probed); got only ${given.join(', ')}`);
+    throw new UserError(`scaling.options: give all of ${PRESERVE_MU_KEYS.join(', ')} or none (then they are probed); got only ${given.join(', ')}`);
   }
   // The scaler's own field validates it (the scaler itself parses the rest later).
   const { probeSloS } = parsePolicyOptions(z.object({ probeSloS: preserveScalerOptions.shape.probeSloS }), options, ['scaling', 'options']);
