@@ -47,6 +47,13 @@ export async function main(argv: string[]): Promise<void> {
       process.stderr.write(`llmfleet: ${e.message}\n`);
       process.exit(2);
     }
+    // Writing an output failed (disk full, a folder removed mid-run, a file where a folder should be): the
+    // environment, not a bug, so one line too. Outputs are checked up front (prepareOutDir); this is the backstop.
+    const fsErr = e as NodeJS.ErrnoException;
+    if (typeof fsErr.path === 'string' && ['open', 'mkdir', 'write', 'rename', 'scandir'].includes(fsErr.syscall ?? '')) {
+      process.stderr.write(`llmfleet: cannot write ${fsErr.path}: ${fsErr.code ?? fsErr.message}\n`);
+      process.exit(2);
+    }
     throw e;
   }
 }

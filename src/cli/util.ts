@@ -1,5 +1,22 @@
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 import { UserError } from '../util/errors.ts';
+
+/**
+ * Creates an output folder (or checks an existing one is a writable folder) before any work starts, so a bad
+ * `--out` is one line and exit 2 up front, not a stack trace after minutes of computing.
+ */
+export function prepareOutDir(flag: string, dir: string): string {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'it (or a parent) is a file, not a folder' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code;
+    throw new UserError(`${flag} ${dir}: cannot write there: ${why}`);
+  }
+  return dir;
+}
 
 export function parseIntFlag(flag: string, v: string): number {
   if (!/^-?\d+$/.test(v.trim())) throw new UserError(`${flag}: expected an integer, got '${v}'`);

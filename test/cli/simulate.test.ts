@@ -77,6 +77,23 @@ test("a policy's own options are checked at load: a bad one names its file line 
   assert.match(flag.stderr, /--set scaling\.options\.windowS=abc scaling\.options\.windowS: expected a value of type number/);
 });
 
+test('an --out that is a file exits 2 with one line before any work, for every command that writes', () => {
+  const file = join(tmp(), 'taken');
+  writeFileSync(file, 'x');
+  for (const args of [
+    ['simulate', '--no-report'],
+    ['compare'],
+    ['forecast', '--trace', conv, '--horizon', '2'],
+    ['plan', '--generate', '2,2,2', '--solver', 'gh', '--bound-time-limit', '0'],
+    ['calibrate'],
+  ]) {
+    const r = cli(...args, '--out', join(file, 'sub'));
+    assert.equal(r.status, 2, `${args[0]}: ${r.stderr}`);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, /--out .*taken\/sub: cannot write there: it \(or a parent\) is a file, not a folder/);
+  }
+});
+
 test('bad flags exit 2: unknown engine mode, non-integer seed, malformed --set', () => {
   for (const args of [['--engine', 'turbo'], ['--seed', 'x1'], ['--set', 'routing.policy']]) {
     const r = cli('simulate', ...args, '--out', join(tmp(), 'o'));

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UserError } from '../../util/errors.ts';
+import { prepareOutDir } from '../util.ts';
 import { loadProfileTable } from '../../perf/profile-table.ts';
 import { calibrate, type CalibrationResult, type ErrorStats } from '../../perf/calibrate.ts';
 
@@ -61,12 +62,12 @@ export function registerCalibrate(program: Command): void {
       if (opts.fitPer !== 'hardware' && opts.fitPer !== 'key') {
         throw new UserError(`--fit-per: expected 'hardware' or 'key', got '${opts.fitPer}'`);
       }
+      prepareOutDir('--out', opts.out);
       const table = loadProfileTable(opts.profile);
       const t0 = performance.now();
       const result = calibrate(table, { modelMap: opts.map, fitPer: opts.fitPer, largeStepComm: opts.largeStepComm });
       process.stderr.write(`calibrated in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
       process.stdout.write(formatCalibration(result) + '\n');
-      mkdirSync(opts.out, { recursive: true });
       const file = join(opts.out, 'calibration.json');
       const args = process.argv.slice(2).join(' ');
       writeFileSync(file, JSON.stringify({ command: `llmfleet ${args}`, ...result }, null, 2) + '\n');

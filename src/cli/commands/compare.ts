@@ -7,7 +7,7 @@ import { formatComparisonTable, frontierNames } from '../../report/table.ts';
 import { loadComparison } from '../../report/variants.ts';
 import { UserError } from '../../util/errors.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
-import { formatDuration, parseIntFlag } from '../util.ts';
+import { formatDuration, parseIntFlag, prepareOutDir } from '../util.ts';
 
 interface CompareFlags {
   scenario?: string;
@@ -37,6 +37,7 @@ export function registerCompare(program: Command): void {
     .option('--out <dir>', 'output folder', 'out/compare')
     .option('--quiet', 'print nothing but errors')
     .action(async (o: CompareFlags) => {
+      const out = prepareOutDir('--out', resolve(o.out));
       const setup = loadComparison({
         file: o.scenario,
         sets: o.set,
@@ -55,7 +56,6 @@ export function registerCompare(program: Command): void {
         progress.stop();
       }
       const wall = (performance.now() - t0) / 1000;
-      const out = resolve(o.out);
       const command = formatCommand(process.argv.slice(2));
       const paths = await writeComparison(out, setup, results, command);
       if (!o.quiet) {

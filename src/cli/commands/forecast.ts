@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { score, type Metrics } from '../../forecast/backtest.ts';
 import { MODEL_CHOICES, runForecast, type ModelChoice, type RunResult } from '../../forecast/pipeline.ts';
@@ -9,7 +9,7 @@ import { fitWorkloadTypes, typeLabeller } from '../../forecast/workload-types.ts
 import { UserError } from '../../util/errors.ts';
 import { detectFormat, openTrace } from '../../workload/index.ts';
 import { TRACE_FORMATS, type TraceFormat, type TraceRequest } from '../../workload/types.ts';
-import { parseIntFlag } from '../util.ts';
+import { parseIntFlag, prepareOutDir } from '../util.ts';
 
 interface Flags {
   trace?: string;
@@ -60,6 +60,7 @@ export function registerForecast(program: Command): void {
     .option('--out <dir>', 'output folder', 'out/forecast')
     .option('--quiet', 'print nothing but errors')
     .action((o: Flags) => {
+      const out = prepareOutDir('--out', resolve(o.out));
       if ((o.trace === undefined) === (o.series === undefined)) throw new UserError('forecast: give exactly one of --trace FILE or --series FILE');
       if (o.horizon === undefined) throw new UserError('forecast: --horizon N is required');
       const horizon = parseIntFlag('--horizon', o.horizon);
@@ -79,8 +80,6 @@ export function registerForecast(program: Command): void {
         results.push({ input, res });
       }
 
-      const out = resolve(o.out);
-      mkdirSync(out, { recursive: true });
       writeFileSync(join(out, 'forecast.csv'), forecastCsv(results));
       writeFileSync(join(out, 'metrics.json'), JSON.stringify(metricsJson(results, o.model), null, 2) + '\n');
       if (!o.quiet) printSummary(results, out);

@@ -1,6 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { fleetYaml } from '../../optimize/joint-allocation/fleet-export.ts';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { prepareOutDir } from '../util.ts';
 import type { Command } from 'commander';
 import { UserError } from '../../util/errors.ts';
 import { buildCoefficients } from '../../optimize/joint-allocation/coefficients.ts';
@@ -70,7 +71,6 @@ function parseSize(flag: string, v: string): [number, number, number] {
 }
 
 function writeOut(dir: string, name: string, data: unknown): void {
-  mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, name), JSON.stringify(data, null, 2) + '\n');
 }
 
@@ -250,6 +250,8 @@ export function registerPlan(program: Command): void {
     .option('--sim-check [seconds]', `simulate the plan (its fleet and the problem's query types, default ${SIM_CHECK_DEFAULT_S} s of arrivals) and compare each type's simulated E2E with the plan's delay and Δ_i; writes sim-check/ under --out (else out/plan-sim-check)`)
     .action(async (mode: string | undefined, which: string | undefined, f: PlanFlags) => {
       if (mode !== undefined && mode !== 'study') throw new UserError(`plan: unexpected argument ${JSON.stringify(mode)} (did you mean "plan study ${mode}"?)`);
+      if (f.out) prepareOutDir('--out', f.out);
+      if (f.writeLp) prepareOutDir('--write-lp (its folder)', dirname(resolve(f.writeLp)));
       if (mode === 'study') return runStudy(which, f);
       onlyForRobustness(f, 'plan (one plan)');
       if (!SOLVERS.includes(f.solver as SolverName)) throw new UserError(`--solver: expected one of ${SOLVERS.join(', ')}, got ${JSON.stringify(f.solver)}`);

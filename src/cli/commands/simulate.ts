@@ -7,7 +7,7 @@ import { simulate } from '../../sim/simulator.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
 import { formatCommand, writeRunReport } from '../../report/run-report.ts';
 import { printSummary } from '../print.ts';
-import { parseIntFlag, progressReporter } from '../util.ts';
+import { parseIntFlag, prepareOutDir, progressReporter } from '../util.ts';
 
 export function registerSimulate(program: Command): void {
   program
@@ -23,6 +23,7 @@ export function registerSimulate(program: Command): void {
     .option('--no-report', 'skip report.html (charts take ≈0.5–1 s to render)')
     .option('--quiet', 'print nothing but errors')
     .action(async (o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; engine: 'fast' | 'step'; seed?: string; out: string; report: boolean; quiet?: boolean }) => {
+      const out = prepareOutDir('--out', resolve(o.out));
       const { scenario, baseDir } = loadScenario({
         file: o.scenario,
         sets: o.set,
@@ -35,7 +36,6 @@ export function registerSimulate(program: Command): void {
       const wall = (performance.now() - t0) / 1000;
       progress.stop();
       const summary = summarize(res, wall);
-      const out = resolve(o.out);
       await writeRunOutputs(out, summary, res.log, res.timeline.rows);
       if (o.report) await writeRunReport(out, { scenario, summary, log: res.log, timeline: res.timeline, command: formatCommand(process.argv.slice(2)) });
       if (!o.quiet) {
