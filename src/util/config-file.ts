@@ -129,6 +129,9 @@ export function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
  * arrays (`fleet.pools.0.count=8`). VALUE is read as a YAML scalar or flow collection (`8`, `true`, `jsq`,
  * `[1, 2]`, `{kind: poisson, ratePerS: 5}`). Returns the overridden paths.
  */
+/** Keys that would reach Object.prototype instead of the config. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
+
 export function applyOverrides(raw: unknown, sets: readonly string[]): PropertyKey[][] {
   const paths: PropertyKey[][] = [];
   for (const s of sets) {
@@ -144,9 +147,19 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): PropertyK
     if (value === null && s.slice(eq + 1).trim() === '') value = '';
     const path: PropertyKey[] = keys.map((k) => (/^\d+$/.test(k) ? Number(k) : k));
     if (path.some((k) => k === '')) throw new UserError(`--set ${s}: empty segment in the path`);
+    const forbidden = keys.find((k) => FORBIDDEN_KEYS.has(k));
+    if (forbidden !== undefined) throw new UserError(`--set ${s}: '${forbidden}' is not a config key`);
+    const odd = keys.find((k) => /[[\]]/.test(k) || /^-\d+$/.test(k));
+    if (odd !== undefined) throw new UserError(`--set ${s}: '${odd}' is not a path segment; write list indexes as dotted numbers from 0 (fleet.pools.0.count=8)`);
     let node = raw as Record<PropertyKey, unknown>;
-    for (let i = 0; i < path.length - 1; i++) {
+    for (let i = 0; i < path.length; i++) {
       const k = path[i]!;
+      // A list index may address an element or append one (index = length), never leave a hole.
+      if (Array.isArray(node) && (typeof k !== 'number' || k > node.length)) {
+        const what = typeof k === 'number' ? `index ${k}, but the list has ${node.length} item${node.length === 1 ? '' : 's'} (use 0–${node.length})` : `'${String(k)}', but it is a list (use a number)`;
+        throw new UserError(`--set ${s}: '${formatPath(path.slice(0, i))}' got ${what}`);
+      }
+      if (i === path.length - 1) break;
       let next = node[k];
       if (next === undefined || next === null) {
         next = typeof path[i + 1] === 'number' ? [] : {};

@@ -2,7 +2,9 @@ import { ConfigError, UserError } from '../util/errors.ts';
 
 /** Shared row-parsing helpers for the trace readers: every bad value becomes a ConfigError with file and line. */
 
-export const TOKENS_EXPECTED = 'an integer ≥ 1';
+/** Largest token count a trace row may give: far above any context length, and within the 32-bit integers the request log stores. */
+export const MAX_TRACE_TOKENS = 1_000_000_000;
+export const TOKENS_EXPECTED = 'an integer ≥ 1 and ≤ 1e9';
 
 /**
  * A bad cell. `got` is the number when the text reads as one (so "-5" prints as -5), else the raw text.
@@ -11,15 +13,13 @@ export function badValue(source: string, line: number, path: string, expected: s
   let got = raw;
   if (typeof raw === 'string') {
     const t = raw.trim();
-    const n = Number(t);
-    got = t !== '' && Number.isFinite(n) ? n : raw;
+    got = DECIMAL.test(t) ? Number(t) : raw;
   }
   return new ConfigError({ source, line, path, expected, got });
 }
 
 /**
- * Parses s[start, end) as a token count: plain decimal digits, value ≥ 1, at most 15 digits (exact in a
- * double). Returns -1 when the text is anything else; the caller then builds the error (keeps the hot path
+ * Parses s[start, end) as a token count: plain decimal digits, value in [1, MAX_TRACE_TOKENS]. Returns -1 when the text is anything else; the caller then builds the error (keeps the hot path
  * free of allocation).
  */
 export function parseTokenCount(s: string, start: number, end: number): number {
@@ -31,7 +31,7 @@ export function parseTokenCount(s: string, start: number, end: number): number {
     if (c < 0 || c > 9) return -1;
     v = v * 10 + c;
   }
-  return v >= 1 ? v : -1;
+  return v >= 1 && v <= MAX_TRACE_TOKENS ? v : -1;
 }
 
 /** A token count cell (trimmed), or a ConfigError. */
@@ -42,10 +42,13 @@ export function tokenCell(raw: string, source: string, line: number, column: str
   return v;
 }
 
-/** A finite number cell (trimmed, not empty), or a ConfigError. */
+/** Plain decimal notation (`12`, `-3.5`, `1e9`, `.5`); Number() alone would also take `0x10`, `0b1`, `Infinity`. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** A finite number cell in decimal notation (trimmed, not empty), or a ConfigError. */
 export function numberCell(raw: string, source: string, line: number, column: string, expected: string): number {
   const t = raw.trim();
-  const v = t === '' ? NaN : Number(t);
+  const v = DECIMAL.test(t) ? Number(t) : NaN;
   if (!Number.isFinite(v)) throw badValue(source, line, column, expected, raw);
   return v;
 }

@@ -20,6 +20,16 @@ test('malformed overrides are user errors naming the flag', () => {
   assert.throws(() => applyOverrides({}, ['routing.policy']), (e: unknown) => e instanceof UserError && /--set routing\.policy: expected PATH=VALUE/.test(e.message));
   assert.throws(() => applyOverrides({ a: 3 }, ['a.b=1']), (e: unknown) => e instanceof UserError && /'a' is a number/.test(e.message));
   assert.throws(() => applyOverrides({}, ['a..b=1']), /empty segment/);
+  const pools = () => ({ fleet: { pools: [{ count: 1 }] } });
+  assert.throws(() => applyOverrides(pools(), ['fleet.pools.5.count=1']), /'fleet\.pools' got index 5, but the list has 1 item \(use 0–1\)/);
+  assert.throws(() => applyOverrides(pools(), ['fleet.pools.-1.count=1']), /'-1' is not a path segment/);
+  assert.throws(() => applyOverrides(pools(), ['fleet.pools[0].count=1']), /'pools\[0\]' is not a path segment/);
+  assert.throws(() => applyOverrides(pools(), ['fleet.pools.x=1']), /it is a list \(use a number\)/);
+  assert.throws(() => applyOverrides(pools(), ['__proto__.x=1']), /'__proto__' is not a config key/);
+  assert.equal(({} as Record<string, unknown>).x, undefined, 'Object.prototype untouched');
+  const appended = pools();
+  applyOverrides(appended, ['fleet.pools.1.count=2']);
+  assert.deepEqual(appended.fleet.pools, [{ count: 1 }, { count: 2 }]);
 });
 
 test('schema errors name the line of the offending key, the dotted path and what was expected', () => {

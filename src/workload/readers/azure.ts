@@ -1,7 +1,7 @@
 import { ConfigError } from '../../util/errors.ts';
 import type { TraceRequest } from '../types.ts';
 import { ByteLineReader, type LineReaderOptions } from '../line-reader.ts';
-import { TOKENS_EXPECTED, badValue, emptyTrace, isBlank, outOfOrder } from '../fields.ts';
+import { MAX_TRACE_TOKENS, TOKENS_EXPECTED, badValue, emptyTrace, isBlank, outOfOrder } from '../fields.ts';
 import type { TraceStats } from './reader.ts';
 
 /**
@@ -115,7 +115,7 @@ function tokens(b: Uint8Array, start: number, end: number): number {
     if (c < 0 || c > 9) return -1;
     v = v * 10 + c;
   }
-  return v;
+  return v <= MAX_TRACE_TOKENS ? v : -1;
 }
 
 export function* readAzure(path: string, opts: LineReaderOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
@@ -172,6 +172,6 @@ function rowError(lr: ByteLineReader, c1: number, c2: number): never {
     throw badValue(source, line, 'TIMESTAMP', TIMESTAMP_EXPECTED, cells[0]!);
   }
   if (tokens(lr.buf, c1 + 1, c2) < 1) throw badValue(source, line, 'ContextTokens', TOKENS_EXPECTED, cells[1]!);
-  if (tokens(lr.buf, c2 + 1, lr.end) < 0) throw badValue(source, line, 'GeneratedTokens', 'an integer ≥ 0 (rows with 0 are skipped)', cells[2]!);
+  if (tokens(lr.buf, c2 + 1, lr.end) < 0) throw badValue(source, line, 'GeneratedTokens', 'an integer ≥ 0 and ≤ 1e9 (rows with 0 are skipped)', cells[2]!);
   throw outOfOrder(source, line, 'TIMESTAMP', cells[0]!);
 }

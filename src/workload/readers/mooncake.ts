@@ -1,7 +1,7 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader, type LineReaderOptions } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { TOKENS_EXPECTED, emptyTrace, isBlank, outOfOrder } from '../fields.ts';
+import { MAX_TRACE_TOKENS, TOKENS_EXPECTED, emptyTrace, isBlank, outOfOrder } from '../fields.ts';
 import type { TraceStats } from './reader.ts';
 
 /**
@@ -52,7 +52,7 @@ export function parseObject(line: string, source: string, lineNo: number): Recor
 
 export function jsonTokens(o: Record<string, unknown>, key: string, source: string, line: number): number {
   const v = o[key];
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_TRACE_TOKENS) {
     throw new ConfigError({ source, line, path: key, expected: TOKENS_EXPECTED, got: v });
   }
   return v;

@@ -86,8 +86,9 @@ test('rejects each bad row with file, line, column, what was expected and the va
   };
   // Errors surface while streaming; the first row is also checked when the trace opens.
   const read = (p: string) => all(openTrace(p, 'azure'));
-  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,374,-5', 21)), 'bad.csv:21 GeneratedTokens: expected an integer ≥ 0 (rows with 0 are skipped), got -5');
-  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,0,5')), 'bad.csv:5 ContextTokens: expected an integer ≥ 1, got 0');
+  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,374,-5', 21)), 'bad.csv:21 GeneratedTokens: expected an integer ≥ 0 and ≤ 1e9 (rows with 0 are skipped), got -5');
+  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,0,5')), 'bad.csv:5 ContextTokens: expected an integer ≥ 1 and ≤ 1e9, got 0');
+  assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,999999999999999,5')), 'bad.csv:5 ContextTokens: expected an integer ≥ 1 and ≤ 1e9, got 999999999999999');
   assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,1.5,5')), 'bad.csv:5 ContextTokens', 'got 1.5');
   assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,12,')), 'bad.csv:5 GeneratedTokens', 'got ""');
   assertConfigError(() => read(file('2023-11-16 18:15:50.0000000,abc,5')), 'bad.csv:5 ContextTokens', 'got "abc"');

@@ -31,7 +31,7 @@ test('skips failed requests (Response tokens 0) and counts them in stats', () =>
 test('rejects bad BurstGPT rows naming line and column', () => {
   const f = (row: string) => tmp.file('bad.csv', [HEADER, '1,ChatGPT,10,5,15,Conversation log', row].join('\n'));
   const read = (p: string) => all(openTrace(p, 'burstgpt'));
-  assertConfigError(() => read(f('2,ChatGPT,0,5,5,Conversation log')), 'bad.csv:3 Request tokens: expected an integer ≥ 1, got 0');
+  assertConfigError(() => read(f('2,ChatGPT,0,5,5,Conversation log')), 'bad.csv:3 Request tokens: expected an integer ≥ 1 and ≤ 1e9, got 0');
   assertConfigError(() => read(f('2,ChatGPT,10,-5,5,Conversation log')), 'bad.csv:3 Response tokens', 'got -5');
   assertConfigError(() => read(f('x,ChatGPT,10,5,5,Conversation log')), 'bad.csv:3 Timestamp', 'got "x"');
   assertConfigError(() => read(f('0,ChatGPT,10,5,5,Conversation log')), 'bad.csv:3 Timestamp: expected arrivals in non-decreasing order');

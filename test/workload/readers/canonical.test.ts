@@ -32,8 +32,11 @@ test('rejects unknown, duplicate and missing canonical CSV columns on line 1', (
 test('rejects bad canonical CSV rows naming line and column', () => {
   const f = (row: string) => tmp.file('bad.csv', ['arrival_s,input_tokens,output_tokens,deadline_s', '1,1,1,', row].join('\n'));
   const read = (p: string) => all(openTrace(p, 'csv'));
-  assertConfigError(() => read(f('2,0,1,')), 'bad.csv:3 input_tokens: expected an integer ≥ 1, got 0');
+  assertConfigError(() => read(f('2,0,1,')), 'bad.csv:3 input_tokens: expected an integer ≥ 1 and ≤ 1e9, got 0');
   assertConfigError(() => read(f('2,1,x,')), 'bad.csv:3 output_tokens', 'got "x"');
+  assertConfigError(() => read(f('2,3000000000,1,')), 'bad.csv:3 input_tokens: expected an integer ≥ 1 and ≤ 1e9, got 3000000000');
+  assertConfigError(() => read(f('2,0x64,1,')), 'bad.csv:3 input_tokens', 'got "0x64"');
+  assertConfigError(() => read(f('0x10,1,1,')), 'bad.csv:3 arrival_s', 'got "0x10"');
   assertConfigError(() => read(f('0.5,1,1,')), 'bad.csv:3 arrival_s: expected arrivals in non-decreasing order');
   assertConfigError(() => read(f(',1,1,')), 'bad.csv:3 arrival_s: expected a number of seconds ≥ 0');
   assertConfigError(() => read(f('2,1,1,1')), 'bad.csv:3 deadline_s: expected an absolute deadline in seconds ≥ arrival_s (2), got 1');
@@ -56,7 +59,7 @@ test('rejects bad canonical JSONL lines naming line and key', () => {
   const f = (row: string) => tmp.file('bad.jsonl', ['{"arrival_s": 1, "input_tokens": 1, "output_tokens": 1}', row].join('\n'));
   const read = (p: string) => all(openTrace(p, 'jsonl'));
   assertConfigError(() => read(f('{"arrival_s": 2, "input_tokens": 1, "output_tokens": 1, "prio": 3}')), 'bad.jsonl:2 prio: expected known keys');
-  assertConfigError(() => read(f('{"arrival_s": 2, "input_tokens": -5, "output_tokens": 1}')), 'bad.jsonl:2 input_tokens: expected an integer ≥ 1, got -5');
+  assertConfigError(() => read(f('{"arrival_s": 2, "input_tokens": -5, "output_tokens": 1}')), 'bad.jsonl:2 input_tokens: expected an integer ≥ 1 and ≤ 1e9, got -5');
   assertConfigError(() => read(f('{"arrival_s": 2, "input_tokens": 1}')), 'bad.jsonl:2 output_tokens');
   assertConfigError(() => read(f('{"arrival_s": 0, "input_tokens": 1, "output_tokens": 1}')), 'bad.jsonl:2 arrival_s: expected arrivals in non-decreasing order');
   assertConfigError(() => read(f('{"arrival_s": 2, "input_tokens": 1, "output_tokens": 1, "model": 7}')), 'bad.jsonl:2 model: expected a string, got 7');

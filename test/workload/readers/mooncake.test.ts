@@ -26,7 +26,8 @@ test('reads Mooncake JSONL, milliseconds to seconds from the first row, ignoring
 test('rejects bad Mooncake lines naming line and key', () => {
   const f = (row: string) => tmp.file('bad.jsonl', ['{"timestamp": 10, "input_length": 5, "output_length": 2}', row].join('\n'));
   const read = (p: string) => all(openTrace(p, 'mooncake'));
-  assertConfigError(() => read(f('{"timestamp": 11, "input_length": 0, "output_length": 2}')), 'bad.jsonl:2 input_length: expected an integer ≥ 1, got 0');
+  assertConfigError(() => read(f('{"timestamp": 11, "input_length": 0, "output_length": 2}')), 'bad.jsonl:2 input_length: expected an integer ≥ 1 and ≤ 1e9, got 0');
+  assertConfigError(() => read(f('{"timestamp": 11, "input_length": 3000000000, "output_length": 2}')), 'bad.jsonl:2 input_length: expected an integer ≥ 1 and ≤ 1e9, got 3000000000');
   assertConfigError(() => read(f('{"timestamp": 11, "input_length": 3, "output_length": 2.5}')), 'bad.jsonl:2 output_length', 'got 2.5');
   assertConfigError(() => read(f('{"timestamp": 11, "input_length": 3}')), 'bad.jsonl:2 output_length: expected an integer ≥ 1');
   assertConfigError(() => read(f('{"timestamp": "11", "input_length": 3, "output_length": 2}')), 'bad.jsonl:2 timestamp', 'got "11"');

@@ -24,7 +24,7 @@ test('finds columns by name and ignores a leading pandas index column', () => {
 test('rejects bad SplitwiseSim rows naming line and column', () => {
   const f = (row: string) => tmp.file('bad.csv', [HEADER, '0,2,conv,1,1,5,5', row].join('\n'));
   const read = (p: string) => all(openTrace(p, 'splitwise'));
-  assertConfigError(() => read(f('1,2,conv,2,1,0,5')), 'bad.csv:3 prompt_size: expected an integer ≥ 1, got 0');
+  assertConfigError(() => read(f('1,2,conv,2,1,0,5')), 'bad.csv:3 prompt_size: expected an integer ≥ 1 and ≤ 1e9, got 0');
   assertConfigError(() => read(f('1,2,conv,2,1,5,-1')), 'bad.csv:3 token_size', 'got -1');
   assertConfigError(() => read(f('1,2,conv,0.5,1,5,5')), 'bad.csv:3 arrival_timestamp: expected arrivals in non-decreasing order');
   assertConfigError(() => read(f('1,2,conv,,1,5,5')), 'bad.csv:3 arrival_timestamp: expected a number of seconds');
