@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UserError } from '../../util/errors.ts';
 import { prepareOutDir } from '../util.ts';
+import { getModel } from '../../model/catalog.ts';
 import { loadProfileTable } from '../../perf/profile-table.ts';
 import { calibrate, type CalibrationResult, type ErrorStats } from '../../perf/calibrate.ts';
 
@@ -64,6 +65,15 @@ export function registerCalibrate(program: Command): void {
       }
       prepareOutDir('--out', opts.out);
       const table = loadProfileTable(opts.profile);
+      const profileModels = new Set(table.rows.map((r) => r.model));
+      for (const [key, id] of Object.entries(opts.map)) {
+        if (!profileModels.has(key)) throw new UserError(`--map ${key}=${id}: '${key}' is not a model of ${opts.profile} (its models: ${[...profileModels].sort().join(', ')})`);
+        try {
+          getModel(id);
+        } catch (e) {
+          throw new UserError(`--map ${key}=${id}: ${(e as Error).message}`);
+        }
+      }
       const t0 = performance.now();
       const result = calibrate(table, { modelMap: opts.map, fitPer: opts.fitPer, largeStepComm: opts.largeStepComm });
       process.stderr.write(`calibrated in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
