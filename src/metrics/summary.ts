@@ -142,13 +142,22 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
 }
 
 function binnedInstanceHours(res: SimResult, binS: number): number {
-  const peak = new Map<number, number>();
+  // Bins without a sample (the simulator skips idle stretches) hold the count of the sample before them.
+  let s = 0;
+  let bin = -1;
+  let binPeak = 0;
+  let last = 0;
   for (const row of res.timeline.rows) {
     const b = Math.floor(row.tS / binS);
-    peak.set(b, Math.max(peak.get(b) ?? 0, row.provisioning + row.ready + row.draining));
+    const n = row.provisioning + row.ready + row.draining;
+    if (b !== bin) {
+      if (bin >= 0) s += binPeak + last * (b - bin - 1);
+      bin = b;
+      binPeak = n;
+    } else binPeak = Math.max(binPeak, n);
+    last = n;
   }
-  let s = 0;
-  for (const v of peak.values()) s += v;
+  if (bin >= 0) s += binPeak;
   return (s * binS) / 3600;
 }
 

@@ -38,6 +38,11 @@ export class EventQueue {
     return this.heap.length;
   }
 
+  /** Time of the next event (Infinity when empty). */
+  peekTime(): number {
+    return this.heap.length > 0 ? this.heap[0]!.t : Infinity;
+  }
+
   /** Pass the event without `seq`; it is stamped here. */
   push(ev: DistributiveOmit<SimEvent, 'seq'>): void {
     const e = ev as SimEvent;

@@ -114,6 +114,9 @@ function bindQueueOrder(name: QueueOrderName, options: Record<string, unknown> |
   return (ctx) => order({ now: ctx?.now ?? (() => 0), options: parsed });
 }
 
+/** Latest first arrival a run accepts (a year): the fleet is up and billed from t = 0. */
+const MAX_LEAD_IN_S = 365 * 86400;
+
 /** Runs one scenario to the end (or to `endS`) and returns what was measured. */
 export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimResult {
   const catalog = sc.catalog ? loadCatalogFile(resolve(baseDir, sc.catalog)) : BUILTIN_CATALOG;
@@ -184,6 +187,12 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   };
   let pending: TraceRequest | null = null;
   pullArrival();
+  if (pending !== null && (pending as TraceRequest).arrivalS > MAX_LEAD_IN_S) {
+    // The fleet runs (and is billed) from t = 0: a first arrival years later is a clock mix-up, not a workload.
+    const t = (pending as TraceRequest).arrivalS;
+    const where = sc.workload.trace ? `${sc.workload.trace.path}: ` : '';
+    throw new UserError(`${where}the first request arrives at t = ${t} s (${(t / (365 * 86400)).toFixed(1)} years after the run starts at 0): arrival times look absolute (Unix time?); re-base them with workload.transforms.window.startS = ${t}`);
+  }
   const deferred: SimRequest[] = [];
   // Requests a router holds at the gateway (`defer` with `hold: true`, e.g. SageServe's NIW queue manager):
   // one FIFO per model, offered to the router again, head first, whenever a request of that model finishes
@@ -380,7 +389,16 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
           const e = inst.engine;
           invariant(e.isBusy || e.numRunning + e.numWaiting === 0 || e.migrationBlocks > 0, `instance ${inst.id} stalled idle with ${e.numRunning + e.numWaiting} requests`);
         }
-        if (workLeft()) q.push({ kind: 'sample', t: now + sc.output.timelineIntervalS });
+        if (workLeft()) {
+          const iv = sc.output.timelineIntervalS;
+          let next = now + iv;
+          // Nothing in the system and no event before the next sample: nothing can change until the next event,
+          // so jump to the last sample point before it instead of writing the empty stretch row by row (a long
+          // gap in a trace would otherwise cost a row and an event per interval).
+          const upcoming = q.peekTime();
+          if (inflight === 0 && upcoming > next) next = now + Math.floor((upcoming - now) / iv) * iv;
+          q.push({ kind: 'sample', t: next });
+        }
         break;
       }
       case 'control': {

@@ -94,6 +94,26 @@ test('an --out that is a file exits 2 with one line before any work, for every c
   }
 });
 
+test('a long idle gap in a trace costs no rows per interval, and the 15-min instance-hours still count it; absolute (Unix) times are refused', () => {
+  const dir = tmp();
+  const gap = join(dir, 'gap.csv');
+  // 3 days apart: 4,320 empty one-minute rows before the idle stretch was skipped
+  writeFileSync(gap, 'TIMESTAMP,ContextTokens,GeneratedTokens\n2024-01-01 00:00:00,100,10\n2024-01-04 00:00:00,100,10\n');
+  const r = cli('simulate', '--trace', gap, '--no-report', '--quiet', '--out', join(dir, 'g'));
+  assert.equal(r.status, 0, r.stderr);
+  const rows = readFileSync(join(dir, 'g', 'timeline.csv'), 'utf8').trim().split('\n').length - 1;
+  assert.ok(rows < 10, `${rows} timeline rows`);
+  const fleet = JSON.parse(readFileSync(join(dir, 'g', 'summary.json'), 'utf8')).fleet;
+  // the default fleet's 2 instances over 3 days plus the last request's bin
+  assert.ok(Math.abs(fleet.instanceHours15mMax - fleet.instanceHours) < 0.6, `${fleet.instanceHours15mMax} vs ${fleet.instanceHours}`);
+  assert.ok(fleet.instanceHours > 2 * 72);
+  const epoch = join(dir, 'epoch.csv');
+  writeFileSync(epoch, 'arrival_s,input_tokens,output_tokens\n1700000000,100,10\n');
+  const e = cli('simulate', '--trace', epoch, '--no-report', '--out', join(dir, 'e'));
+  assert.equal(e.status, 2);
+  assert.match(e.stderr, /epoch\.csv: the first request arrives at t = 1700000000 s .* re-base them with workload\.transforms\.window\.startS = 1700000000/);
+});
+
 test('bad flags exit 2: unknown engine mode, non-integer seed, malformed --set', () => {
   for (const args of [['--engine', 'turbo'], ['--seed', 'x1'], ['--set', 'routing.policy']]) {
     const r = cli('simulate', ...args, '--out', join(tmp(), 'o'));
