@@ -49,8 +49,8 @@ export const poolSchema = z
     tp: posInt.default(1),
     pp: posInt.default(1),
     region: z.string().default(''),
-    /** Instances ready at t = 0. */
-    count: z.number().int().min(0),
+    /** Instances ready at t = 0 (at most a million per pool, like maxCount). */
+    count: z.number().int().min(0).max(1_000_000),
     /** Bounds the scaling governor keeps the pool in (ready + provisioning instances). */
     minCount: z.number().int().min(0).default(0),
     maxCount: z.number().int().min(0).default(1_000_000),

@@ -158,8 +158,10 @@ export class Fleet implements FleetView {
   private indexReady(inst: Instance): void {
     let list = this.routableByModel.get(inst.model);
     if (!list) this.routableByModel.set(inst.model, (list = []));
-    list.push(inst);
-    list.sort((a, b) => a.id - b.id);
+    // Kept in id order; a new instance has the largest id, so this is a push except when a provisioning one turns ready.
+    let i = list.length;
+    while (i > 0 && list[i - 1]!.id > inst.id) i--;
+    list.splice(i, 0, inst);
   }
 
   private unindex(inst: Instance): void {

@@ -70,6 +70,8 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
     };
     const model = at(() => getModel(p.model, catalog));
     const hardware = at(() => getHardware(p.hardware, catalog));
+    // Tensor parallelism shards the attention heads (vLLM refuses a degree that does not divide them).
+    if (model.heads % p.tp !== 0) throw new ConfigError({ path: `fleet.pools[${i}].tp`, expected: `a divisor of ${p.model}'s ${model.heads} attention heads`, got: p.tp });
     const dep = { model, hardware, tp: p.tp, pp: p.pp };
     const e = { ...sc.engine, ...p.engine };
     let kvBlocks = e.kvBlocks ?? (e.kvCapacityTokens ? Math.floor(e.kvCapacityTokens / e.blockTokens) : 0);

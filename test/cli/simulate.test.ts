@@ -114,9 +114,17 @@ test('a long idle gap in a trace costs no rows per interval, and the 15-min inst
   assert.match(e.stderr, /epoch\.csv: the first request arrives at t = 1700000000 s .* re-base them with workload\.transforms\.window\.startS = 1700000000/);
 });
 
-test('bad flags exit 2: unknown engine mode, non-integer seed, malformed --set', () => {
-  for (const args of [['--engine', 'turbo'], ['--seed', 'x1'], ['--set', 'routing.policy']]) {
-    const r = cli('simulate', ...args, '--out', join(tmp(), 'o'));
+test('bad flags exit 2: unknown engine mode, non-integer seed, malformed --set, a TP that does not divide the heads, a huge count', () => {
+  const cases: [string[], RegExp][] = [
+    [['--engine', 'turbo'], /turbo/],
+    [['--seed', 'x1'], /--seed/],
+    [['--set', 'routing.policy'], /expected PATH=VALUE/],
+    [['--set', 'fleet.pools.0.tp=3'], /fleet\.pools\[0\]\.tp: expected a divisor of llama3\.1-8b's 32 attention heads, got 3/],
+    [['--set', 'fleet.pools.0.count=100000000'], /fleet\.pools\[0\]\.count: expected ≤ 1000000/],
+  ];
+  for (const [args, message] of cases) {
+    const r = cli('simulate', ...args, '--no-report', '--out', join(tmp(), 'o'));
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, message);
   }
 });
