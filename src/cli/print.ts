@@ -13,8 +13,10 @@ export function printSummary(s: Summary): void {
   lines.push('');
   lines.push(pad(['metric', 'mean', 'p50', 'p90', 'p99']));
   // E2E/token: E2E over output tokens, PreServe's "normalised latency".
+  // summary.json keeps zeros for an empty sample (with requests.completed beside them); the table says so plainly.
+  const cell = (v: number) => (r.completed > 0 ? ms(v) : '–');
   for (const [name, d] of [['queue', s.queue], ['TTFT', s.ttft], ['TPOT', s.tpot], ['E2E', s.e2e], ['E2E/token', s.normalizedE2e]] as const) {
-    lines.push(pad([name, ms(d.mean), ms(d.p50), ms(d.p90), ms(d.p99)]));
+    lines.push(pad([name, cell(d.mean), cell(d.p50), cell(d.p90), cell(d.p99)]));
   }
   lines.push('');
   lines.push(`SLO (TTFT ≤ ${s.slo.ttftS} s, TPOT ≤ ${s.slo.tpotS} s): ${(s.slo.attainment * 100).toFixed(1)}% attained`);

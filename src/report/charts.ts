@@ -63,11 +63,15 @@ function colorEncoding(names: readonly string[]): ColorEnc {
 interface TimeAxis {
   div: number;
   title: string;
+  /** Spread into every axis of the time charts: a fixed domain when no run has a timeline interval (a zero-length run), else nothing. */
+  scale: { scale?: { domain: [number, number] } };
 }
 
 function timeAxis(runs: readonly ReportRun[]): TimeAxis {
   const span = Math.max(0, ...runs.flatMap((r) => r.digest.timeline.map((p) => p.tS)));
-  return span <= 3 * 3600 ? { div: 60, title: 'time (min)' } : { div: 3600, title: 'time (h)' };
+  // vega labels an axis with no data "NaN to NaN"; give it a domain instead.
+  const scale = runs.every((r) => r.digest.timeline.length === 0) ? { scale: { domain: [0, 1] as [number, number] } } : {};
+  return span <= 3 * 3600 ? { div: 60, title: 'time (min)', scale } : { div: 3600, title: 'time (h)', scale };
 }
 
 function cdfChart(
@@ -91,7 +95,8 @@ function cdfChart(
       data: { values },
       mark: { type: 'line', strokeWidth: 2 },
       encoding: {
-        x: { field: 'valueS', type: 'quantitative', title: `${metric} (s${log ? ', log scale' : ''})`, scale: log ? { type: 'log' } : { zero: true } },
+        // With no completed request the axis needs a domain of its own (vega would label it NaN to NaN).
+        x: { field: 'valueS', type: 'quantitative', title: `${metric} (s${log ? ', log scale' : ''})`, scale: log ? { type: 'log' } : rows.length ? { zero: true } : { domain: [0, 1] } },
         y: { field: 'fraction', type: 'quantitative', title: 'fraction of completed requests', axis: { format: '%' }, scale: { domain: [0, 1] } },
         color,
       },
@@ -107,7 +112,9 @@ function cdfChart(
   return {
     id,
     title: `${metric} CDF`,
-    caption: `Distribution of ${what} over completed requests${sloS !== undefined ? `; dashed line: the SLO (${sloS} s)` : ''}.`,
+    caption: rows.length
+      ? `Distribution of ${what} over completed requests${sloS !== undefined ? `; dashed line: the SLO (${sloS} s)` : ''}.`
+      : `No request completed, so there is no distribution of ${what}.`,
     spec: { config: CONFIG, width: WIDTH, height: HEIGHT, layer } as unknown as TopLevelSpec,
   };
 }
@@ -119,7 +126,7 @@ function timeRows(runs: readonly ReportRun[], time: TimeAxis, pick: (p: Timeline
 function arrivalsChart(runs: readonly ReportRun[], color: ColorEnc, time: TimeAxis): ChartSpec {
   const first = runs[0];
   const arrivals = first ? first.digest.timeline.map((p) => ({ t: p.tS / time.div, rate: p.arrivalsPerS })) : [];
-  const x = { field: 't', type: 'quantitative', title: time.title };
+  const x = { field: 't', type: 'quantitative', title: time.title, ...time.scale };
   return {
     id: 'arrivals-capacity',
     title: 'Arrivals vs capacity',
@@ -132,12 +139,12 @@ function arrivalsChart(runs: readonly ReportRun[], color: ColorEnc, time: TimeAx
         {
           data: { values: arrivals },
           mark: { type: 'area', color: '#c7c7c7', interpolate: 'step-before' },
-          encoding: { x, y: { field: 'rate', type: 'quantitative', title: 'arrivals (req/s)' } },
+          encoding: { x, y: { field: 'rate', type: 'quantitative', title: 'arrivals (req/s)', ...time.scale } },
         },
         {
           data: { values: timeRows(runs, time, (p) => p.ready + p.draining) },
           mark: { type: 'line', interpolate: 'step-before', strokeWidth: 2 },
-          encoding: { x, y: { field: 'y', type: 'quantitative', title: 'serving instances', axis: { orient: 'right' } }, color },
+          encoding: { x, y: { field: 'y', type: 'quantitative', title: 'serving instances', axis: { orient: 'right' }, ...time.scale }, color },
         },
       ],
       resolve: { scale: { y: 'independent' } },
@@ -153,8 +160,8 @@ function instancesChart(runs: readonly ReportRun[], time: TimeAxis): ChartSpec {
   const inner = {
     mark: { type: 'area', interpolate: 'step-before' },
     encoding: {
-      x: { field: 't', type: 'quantitative', title: time.title },
-      y: { field: 'count', type: 'quantitative', title: 'instances', stack: 'zero' },
+      x: { field: 't', type: 'quantitative', title: time.title, ...time.scale },
+      y: { field: 'count', type: 'quantitative', title: 'instances', stack: 'zero', ...time.scale },
       color: { field: 'state', type: 'nominal', title: 'state', scale: { domain: states, range: states.map((s) => STATE_COLORS[s]) }, legend: { orient: 'bottom' } },
       order: { field: 'order', type: 'quantitative' },
     },
@@ -198,8 +205,8 @@ function lineChart(
       data: { values: timeRows(runs, time, pick) },
       mark: { type: 'line', interpolate: 'step-before', strokeWidth: 1.5 },
       encoding: {
-        x: { field: 't', type: 'quantitative', title: time.title },
-        y: { field: 'y', type: 'quantitative', title: yTitle, ...(format ? { axis: { format } } : {}) },
+        x: { field: 't', type: 'quantitative', title: time.title, ...time.scale },
+        y: { field: 'y', type: 'quantitative', title: yTitle, ...(format ? { axis: { format } } : {}), ...time.scale },
         color,
       },
     } as TopLevelSpec,

@@ -114,6 +114,19 @@ test('a long idle gap in a trace costs no rows per interval, and the 15-min inst
   assert.match(e.stderr, /epoch\.csv: the first request arrives at t = 1700000000 s .* re-base them with workload\.transforms\.window\.startS = 1700000000/);
 });
 
+test('a run where nothing completes prints dashes, not 0.0 ms, and its report has no NaN', () => {
+  const dir = tmp();
+  const huge = join(dir, 'huge.csv');
+  writeFileSync(huge, 'arrival_s,input_tokens,output_tokens\n0,200000,10\n');
+  const r = cli('simulate', '--trace', huge, '--out', join(dir, 'o'));
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /TTFT\s+–\s+–/);
+  assert.doesNotMatch(r.stdout, /0\.0 ms/);
+  const html = readFileSync(join(dir, 'o', 'report.html'), 'utf8');
+  assert.doesNotMatch(html, /NaN/);
+  assert.match(html, /No request completed/);
+});
+
 test('bad flags exit 2: unknown engine mode, non-integer seed, malformed --set, a TP that does not divide the heads, a huge count', () => {
   const cases: [string[], RegExp][] = [
     [['--engine', 'turbo'], /turbo/],
