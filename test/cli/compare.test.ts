@@ -49,7 +49,7 @@ test('bad variants and flags exit 2 with one line naming the variant', () => {
   const cases: [string[], RegExp][] = [
     [['--variant', 'x:routing.policy'], /variant 'x': expected PATH=VALUE/],
     [['--variant', 'ok:routing.policy=jsq', '--variant', 'typo:routing.policy=lest-kv'], /variant 'typo'/],
-    [['--variant', 'm:fleet.pools.0.model=gpt-9'], /variant 'm'.*unknown model 'gpt-9'/],
+    [['--variant', 'm:fleet.pools.0.model=gpt-9'], /variant 'm'.*fleet\.pools\[0\]\.model: expected a model of the catalog: .*got "gpt-9"/],
     [['--workers', '-1'], /--workers/],
   ];
   for (const [args, re] of cases) {

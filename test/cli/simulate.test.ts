@@ -64,7 +64,7 @@ test('a scenario error names the file line and the field path', () => {
   assert.match(r.stderr, /s\.yaml:8 fleet\.pools\[0\]\.count/);
 });
 
-test("a policy's own options are checked at load: a bad one names its file line or the --set flag", () => {
+test("a policy's own options and the pools' catalog names are checked at load: a bad one names its file line or the --set flag", () => {
   const dir = tmp();
   const f = join(dir, 's.yaml');
   const head = ['name: x', 'workload:', `  trace: { path: ${join(process.cwd(), conv)}, format: azure }`, 'fleet:', '  pools:', '    - { model: llama3.1-8b, hardware: h100-80gb, count: 1 }'];
@@ -75,6 +75,10 @@ test("a policy's own options are checked at load: a bad one names its file line 
   const flag = cli('simulate', '--scenario', 'scenarios/preserve-scaling.yaml', '--set', 'scaling.options.windowS=abc', '--out', join(dir, 'p'));
   assert.equal(flag.status, 2);
   assert.match(flag.stderr, /--set scaling\.options\.windowS=abc scaling\.options\.windowS: expected a value of type number/);
+  writeFileSync(f, [...head.slice(0, 5), '    - model: llama3.1-8bb', '      hardware: h100-80gb', '      count: 1', ''].join('\n'));
+  const typo = cli('simulate', '--scenario', f, '--out', join(dir, 'q'));
+  assert.equal(typo.status, 2);
+  assert.match(typo.stderr, /s\.yaml:6 fleet\.pools\[0\]\.model: expected a model of the catalog: .*llama3\.1-8b.*got "llama3\.1-8bb"/);
 });
 
 test('an --out that is a file exits 2 with one line before any work, for every command that writes', () => {
