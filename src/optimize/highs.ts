@@ -1,5 +1,6 @@
 import * as highsModule from 'highs';
 import type { Highs } from 'highs';
+import { UserError } from '../util/errors.ts';
 
 // The package ships ESM (`build/highs.mjs`, default export = loader) but its .d.ts is read as CommonJS under
 // NodeNext, so TypeScript sees the loader on `.default`; accept either shape.
@@ -174,13 +175,49 @@ export async function solveModel(model: LinearModel, opts: SolveOptions = {}): P
     return { status, hasSolution, objective, bound, gap, values, solveSeconds, rawStatus: String(code) };
   } catch (e) {
     resetHighs();
-    throw e;
+    throw highsFailure(model, e, hm === null ? 'load' : 'solve');
   } finally {
-    hm?.dispose();
+    try {
+      hm?.dispose();
+    } catch {
+      // an aborted instance cannot free; it has been dropped (resetHighs) and the first error is the one to report
+    }
     // WASM linear memory only grows: after a large model, drop the instance so the next solve starts from a
     // fresh heap (measured: RSS 455 → 559 MB across two (20,20,20) paper-encoding solves otherwise).
     if (model.rowNames.length > 100_000) resetHighs();
   }
+}
+
+/** Model entries HiGHS rejects at load: |matrix value| ≥ 1e15 (`large_matrix_value`); costs ≥ 1e20 are infinite. */
+const HIGHS_MAX_MATRIX = 1e15;
+const HIGHS_INF = 1e20;
+
+/**
+ * A HiGHS exception as one line (a UserError: exit 2, no minified module source or stack). HiGHS refuses a
+ * model whose magnitudes are out of its range (`passModel` status -1) and aborts when its WebAssembly heap
+ * (2 GB) runs out; both come from the input (magnitudes, size), so the message names the model's size and its
+ * largest entries. Anything else, and a model with NaN entries (a bug in its builder), keeps the original error.
+ */
+function highsFailure(model: LinearModel, e: unknown, stage: 'load' | 'solve'): unknown {
+  const aborted = e instanceof WebAssembly.RuntimeError;
+  if (!(e instanceof Error) || !(e.name === 'HighsError' || aborted)) return e;
+  const nan = (xs: number[]) => xs.some(Number.isNaN);
+  if (nan(model.coef) || nan(model.cost) || nan(model.lb) || nan(model.ub) || nan(model.rowLb) || nan(model.rowUb)) return e;
+  let maxCoef = 0, maxRow = -1, maxCost = 0, maxCol = -1;
+  for (let r = 0; r < model.rowNames.length; r++) {
+    for (let p = model.rowStart[r]!; p < model.rowStart[r + 1]!; p++) {
+      if (Math.abs(model.coef[p]!) > maxCoef) { maxCoef = Math.abs(model.coef[p]!); maxRow = r; }
+    }
+  }
+  model.cost.forEach((c, i) => { if (Math.abs(c) > maxCost) { maxCost = Math.abs(c); maxCol = i; } });
+  const g = (v: number) => v.toExponential(1).replace('.0e', 'e');
+  const size = `${model.names.length} variables, ${model.rowNames.length} rows, ${model.coef.length} nonzeros`;
+  const ranges = `largest |coefficient| ${g(maxCoef)}${maxRow >= 0 ? ` in row ${model.rowNames[maxRow]}` : ''}, largest |cost| ${g(maxCost)}${maxCol >= 0 ? ` on ${model.names[maxCol]}` : ''}`;
+  const hint = maxCoef >= HIGHS_MAX_MATRIX || maxCost >= HIGHS_INF
+    ? `HiGHS accepts coefficients below ${g(HIGHS_MAX_MATRIX)} and costs below ${g(HIGHS_INF)}: check the input's magnitudes (rates, sizes, prices)`
+    : aborted ? 'the model is likely too large for HiGHS-WASM (2 GB heap): try a smaller instance'
+      : 'check the input\'s magnitudes (rates, sizes, prices)';
+  return new UserError(`HiGHS could not ${stage} the model: ${aborted ? 'out of memory or aborted' : e.message} (${size}; ${ranges}); ${hint}`);
 }
 
 /** Formats a number for LP text: finite, no exponent surprises HiGHS/CPLEX cannot read. */

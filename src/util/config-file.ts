@@ -26,7 +26,7 @@ export function parseConfigText(text: string, source: string): ConfigDoc {
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
   if (doc.errors.length > 0) {
     const err = doc.errors[0]!;
-    throw new ConfigError({ source, line: lc.linePos(err.pos[0]).line, expected: 'valid YAML', got: err.message.split('\n')[0] });
+    throw new ConfigError({ source, line: lc.linePos(err.pos[0]).line, expected: /\.json$/i.test(source) ? 'valid JSON' : /\.ya?ml$/i.test(source) ? 'valid YAML' : 'valid YAML or JSON', got: err.message.split('\n')[0] });
   }
   return {
     source,

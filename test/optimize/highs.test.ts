@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ModelBuilder, solveLpString, solveModel, toLpString } from '../../src/optimize/highs.ts';
+import { UserError } from '../../src/util/errors.ts';
 
 function workshop(): ModelBuilder {
   const b = new ModelBuilder('max');
@@ -54,4 +55,20 @@ test('duplicate terms in one row are merged', async () => {
   const x = b.addVar('x', 0, 10, 1);
   b.addRow('r', [[x, 1], [x, 1]], -Infinity, 4);
   assert.equal((await solveModel(b.model)).objective, 2);
+});
+
+test('a model HiGHS refuses to load (a coefficient ≥ 1e15) is one UserError line naming the entry, and the instance stays usable', async () => {
+  const b = new ModelBuilder('min');
+  const x = b.addVar('x', 0, 10, 1);
+  b.addRow('huge_row', [[x, 7e16]], -Infinity, 5);
+  await assert.rejects(solveModel(b.model), (e: unknown) => {
+    assert.ok(e instanceof UserError, String(e));
+    assert.match(e.message, /^HiGHS could not load the model: passModel failed .*largest \|coefficient\| 7e\+16 in row huge_row.*HiGHS accepts coefficients below 1e\+15/);
+    assert.equal(e.message.split('\n').length, 1);
+    assert.doesNotMatch(e.message, /async function Module/);
+    return true;
+  });
+  const r = await solveModel(workshop().model);
+  assert.equal(r.status, 'optimal');
+  assert.equal(r.objective, 1100);
 });

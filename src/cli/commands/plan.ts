@@ -4,11 +4,11 @@ import { dirname, join, resolve } from 'node:path';
 import { prepareOutDir } from '../util.ts';
 import type { Command } from 'commander';
 import { UserError } from '../../util/errors.ts';
-import { buildCoefficients } from '../../optimize/joint-allocation/coefficients.ts';
+import { buildCoefficients, configsOf } from '../../optimize/joint-allocation/coefficients.ts';
 import { generateProblem } from '../../optimize/joint-allocation/generate.ts';
-import { buildMilp, type Encoding } from '../../optimize/joint-allocation/milp.ts';
+import { buildMilp, checkMilpSize, MilpTooLargeError, type Encoding } from '../../optimize/joint-allocation/milp.ts';
 import { SOLVERS, solveCoefficients, type Plan, type SolverName } from '../../optimize/joint-allocation/plan.ts';
-import { loadProblem, type Problem } from '../../optimize/joint-allocation/problem.ts';
+import { loadProblem, MAX_DIM, MAX_TRIPLES, type Problem } from '../../optimize/joint-allocation/problem.ts';
 import { describeHeadroom, parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
 import { ablationStudy, budgetSweep, capSweep, optimalityStudy, robustnessStudy, runtimeStudy, SENSITIVITY_GRIDS, sensitivityStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
 import { toLpString } from '../../optimize/highs.ts';
@@ -67,6 +67,9 @@ function parseSize(flag: string, v: string): [number, number, number] {
   const parts = v.split(',').map((s) => s.trim());
   if (parts.length !== 3) throw new UserError(`--${flag}: expected I,J,K (three positive integers), got ${JSON.stringify(v)}`);
   const [I, J, K] = parts.map((s) => num(flag, s, { int: true, min: 1 })) as [number, number, number];
+  if (Math.max(I, J, K) > MAX_DIM || I * J * K > MAX_TRIPLES) {
+    throw new UserError(`--${flag}: expected each of I,J,K ≤ ${MAX_DIM} and I·J·K ≤ ${MAX_TRIPLES}, got ${JSON.stringify(v)}`);
+  }
   return [I, J, K];
 }
 
@@ -78,9 +81,25 @@ function fmt(v: number | null, d = 2): string {
   return v === null || !Number.isFinite(v) ? '-' : v.toFixed(d);
 }
 
+/** The exact model's size check up front (before any solve), as one line naming the flag and what to do instead. */
+function checkExactSize(flag: string, c: Parameters<typeof checkMilpSize>[0], encoding: Encoding, instead: string): void {
+  try {
+    checkMilpSize(c, encoding);
+  } catch (e) {
+    if (e instanceof MilpTooLargeError) throw new UserError(`${flag}: ${e.message}; ${instead}`);
+    throw e;
+  }
+}
+
+/** The plan's objective for the summary line; a plan-less result (no incumbent, infeasible) says so instead of "$-". */
+export function describeObjective(plan: Pick<Plan, 'objective' | 'status'>): string {
+  if (plan.objective !== null) return `$${fmt(plan.objective)}`;
+  return `none (no feasible plan found${plan.status === 'time-limit' ? ' within the time limit' : ''})`;
+}
+
 function printPlan(plan: Plan): void {
   const o = process.stdout;
-  o.write(`solver ${plan.solver}  status ${plan.status}  objective $${fmt(plan.objective)}  solve ${plan.solveSeconds.toFixed(3)} s` +
+  o.write(`solver ${plan.solver}  status ${plan.status}  objective ${describeObjective(plan)}  solve ${plan.solveSeconds.toFixed(3)} s` +
     (plan.bound !== null ? `  bound $${fmt(plan.bound)}  gap ${fmt(plan.gap === null ? null : plan.gap * 100, 3)} %` : '') + '\n');
   if (plan.infeasibility) o.write(plan.infeasibility + '\n');
   if (plan.costBreakdown) {
@@ -111,6 +130,15 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
   const headroom = f.headroom !== undefined ? parseHeadroom('headroom', f.headroom) : undefined;
   if (headroom && which !== 'robustness') throw new UserError('--headroom: only for plan (one plan) and plan study robustness (the AGH-H / GH-H / DM-H rows)');
   if (which !== 'robustness') onlyForRobustness(f, `plan study ${which ?? ''}`.trim());
+  // The studies' MILPs (compact; the runtime study also the paper encoding) at each --sizes, before any work.
+  if (sizes && (which === 'runtime' || which === 'optimality' || which === 'robustness')) {
+    const p = generateProblem(1, 1, 1, seed);
+    for (const [I, J, K] of which === 'robustness' ? sizes.slice(0, 1) : sizes) {
+      for (const enc of which === 'runtime' ? (['compact', 'paper'] as const) : (['compact'] as const)) {
+        checkExactSize(`--sizes ${I},${J},${K}`, { I, J, K, configs: configsOf(p), p }, enc, 'use smaller --sizes');
+      }
+    }
+  }
   let result: unknown;
   switch (which) {
     case 'runtime': {
@@ -230,8 +258,8 @@ export function registerPlan(program: Command): void {
     .option('--generate <I,J,K>', 'generate a random instance of this size')
     .option('--seed <n>', 'seed for --generate, AGH orderings and studies', '1')
     .option('--solver <name>', `one of ${SOLVERS.join(', ')}`, 'agh')
-    .option('--time-limit <s>', 'MILP time limit in seconds (plan: default 600 as in the paper; studies: per solve, default 30)')
-    .option('--bound-time-limit <s>', 'heuristics: MILP seconds spent for a bound to report the gap (0 = skip)', '10')
+    .option('--time-limit <s>', 'MILP time limit in seconds (plan: default 600 as in the paper; studies: per solve, default 30): HiGHS\'s time per solve, presolve included; building the model is not counted, nor the re-solves that confirm and diagnose an infeasible result, and HiGHS can overrun it on large models')
+    .option('--bound-time-limit <s>', 'heuristics: MILP seconds spent for a bound to report the gap (0 = skip; skipped with a note when the MILP is too large)', '10')
     .option('--encoding <enc>', 'MILP encoding: paper (McCormick, default) or compact (exact, smaller)', 'paper')
     .option('--out <dir>', 'write plan.json (or study-<name>.json) here')
     .option('--write-lp <file>', 'write the MILP in CPLEX LP format')
@@ -268,6 +296,11 @@ export function registerPlan(program: Command): void {
       }
       const c = buildCoefficients(problem);
       const encoding = f.encoding as Encoding;
+      // The exact model's size before any work: milp builds it in --encoding, lpr and hf in the compact one.
+      if (f.solver === 'milp' || f.solver === 'lpr' || f.solver === 'hf') {
+        checkExactSize(`--solver ${f.solver}`, c, f.solver === 'milp' ? encoding : 'compact', 'use --solver agh or gh (heuristics)');
+      }
+      if (f.writeLp) checkExactSize('--write-lp', c, encoding, 'leave out --write-lp');
       // With --headroom the LP file is the inflated model the MILP solves.
       if (f.writeLp) writeFileSync(f.writeLp, toLpString(buildMilp(headroom ? withHeadroom(c, headroom) : c, { encoding }).model));
       const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1 }) : undefined;

@@ -1,4 +1,5 @@
 import { ModelBuilder, solveModel, type LinearModel, type SolveResult, type SolveStatus } from '../highs.ts';
+import { UserError } from '../../util/errors.ts';
 import { delayOf, kvPerGpu, type Coefficients } from './coefficients.ts';
 import { emptyAllocation, type Allocation, type ConstraintFamily } from './evaluate.ts';
 
@@ -29,7 +30,57 @@ export interface BuildOptions {
   elastic?: ReadonlySet<ConstraintFamily>;
 }
 
+/** The size of {@link buildMilp}'s model, from (I, J, K, |configs|) alone (an upper bound: dropped terms count). */
+export interface MilpSize {
+  vars: number;
+  rows: number;
+  nonzeros: number;
+}
+
+export function milpSize(c: Pick<Coefficients, 'I' | 'J' | 'K' | 'configs' | 'p'>, encoding: Encoding = 'paper'): MilpSize {
+  const { I, J, K } = c;
+  const C = c.configs.length;
+  const JK = J * K, N = I * JK;
+  const scope = c.p.options.storageScope;
+  const storRows = scope === 'global' ? 1 : scope === 'per-type' ? I : JK;
+  const vars = JK * (2 + C) + N * (2 + C) + I;
+  // balance, budget, per pair (cfg, gpus, mem, comp), storage, delay + error per type, x ≤ z ≤ q, v linking
+  const rows = I + 1 + 4 * JK + storRows + 2 * I + 2 * N + (encoding === 'compact' ? N * (C + 1) : 3 * N * C);
+  const nonzeros = I * (1 + JK) + (JK + 2 * N) + JK * (3 * C + 4) + N * (C + 1) + 2 * N + N * (C + 1) + 4 * N +
+    (encoding === 'compact' ? 2 * N * C + N * (C + 1) : 7 * N * C);
+  return { vars, rows, nonzeros };
+}
+
+/**
+ * The largest MILP that is built and handed to HiGHS ({@link milpSize}); beyond it `buildMilp` throws
+ * {@link MilpTooLargeError} before allocating anything. Measured on generated cubes (docs/fidelity/joint-allocation.md,
+ * "Model size limit"): building is quick (30³: 1.7 s; 100³ runs V8 out of memory), but HiGHS-WASM overruns its time
+ * limit in presolve on large models, steeply in the number of columns — at a 10-s limit 20³ (118 k columns) took
+ * 10.4 s, 25³ (228 k) 11–13 s, 30³ (391 k) 38 s, 35³ (617 k) 144 s, 40³ (918 k) over 250 s — and its 2 GB heap ran
+ * out on 50³ (7.6 M nonzeros). The nonzero cap keeps shapes with many columns per row (large I) within that heap.
+ */
+export const MAX_MILP_VARS = 300_000;
+export const MAX_MILP_NONZEROS = 4_000_000;
+
+/** Thrown by {@link buildMilp} for a model beyond the limits: the CLI suggests a heuristic; a heuristic's bound run skips. */
+export class MilpTooLargeError extends UserError {
+  override name = 'MilpTooLargeError';
+  constructor(readonly size: MilpSize, readonly encoding: Encoding) {
+    const n = (v: number) => v.toLocaleString('en-US');
+    super(`the instance is too large for the exact model: its MILP (${encoding} encoding) would have ${n(size.vars)} variables and ` +
+      `${n(size.nonzeros)} nonzeros (limits ${n(MAX_MILP_VARS)} and ${n(MAX_MILP_NONZEROS)}, beyond which HiGHS overruns its time limit or memory)`);
+  }
+}
+
+/** Throws {@link MilpTooLargeError} when the model would be too large to build and solve; returns its size otherwise. */
+export function checkMilpSize(c: Pick<Coefficients, 'I' | 'J' | 'K' | 'configs' | 'p'>, encoding: Encoding = 'paper'): MilpSize {
+  const size = milpSize(c, encoding);
+  if (size.vars > MAX_MILP_VARS || size.nonzeros > MAX_MILP_NONZEROS) throw new MilpTooLargeError(size, encoding);
+  return size;
+}
+
 export function buildMilp(c: Coefficients, opts: BuildOptions = {}): MilpModel {
+  checkMilpSize(c, opts.encoding ?? 'paper');
   const { I, J, K, configs, p } = c;
   const C = configs.length;
   const enc = opts.encoding ?? 'paper';

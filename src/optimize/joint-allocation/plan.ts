@@ -3,7 +3,8 @@ import { dvr, hf, lpr } from './baselines.ts';
 import { buildCoefficients, type Coefficients } from './coefficients.ts';
 import { evaluate, type Allocation, type CostBreakdown, type TypeReport, type Violation } from './evaluate.ts';
 import { greedy } from './gh.ts';
-import { solveMilp, type Encoding } from './milp.ts';
+import { MAX_MILP_NONZEROS, MAX_MILP_VARS, MilpTooLargeError, solveMilp, type Encoding } from './milp.ts';
+import { UserError } from '../../util/errors.ts';
 import type { Problem } from './problem.ts';
 import { checkHeadroom, isNoHeadroom, sloFactors, withHeadroom, type Headroom } from './headroom.ts';
 import { routeFixed } from './route.ts';
@@ -144,11 +145,31 @@ export async function solveCoefficients(c: Coefficients, opts: PlanOptions = {})
   return plan;
 }
 
-/** A heuristic's gap reference: the compact MILP's bound after `limitS` seconds (0: none); a note says how it ended. */
+/**
+ * A heuristic's gap reference: the compact MILP's bound after `limitS` seconds (0: none); a note says how it ended.
+ * The bound is optional: a MILP too large to build (`MilpTooLargeError`) or one HiGHS cannot load is skipped with
+ * a note, and the heuristic's plan stands.
+ */
 async function boundRun(c: Coefficients, limitS: number, notes: string[], label: string, tail = ''): Promise<number | null> {
   if (limitS <= 0) return null;
-  const r = await solveMilp(c, { encoding: 'compact', timeLimitS: limitS, diagnose: false });
+  let r: Awaited<ReturnType<typeof solveMilp>>;
+  try {
+    r = await solveMilp(c, { encoding: 'compact', timeLimitS: limitS, diagnose: false });
+  } catch (e) {
+    if (e instanceof MilpTooLargeError) {
+      const n = (v: number) => v.toLocaleString('en-US');
+      notes.push(`bound skipped: the MILP would have ${n(e.size.vars)} variables and ${n(e.size.nonzeros)} nonzeros ` +
+        `(limits ${n(MAX_MILP_VARS)} and ${n(MAX_MILP_NONZEROS)}); use --bound-time-limit 0 to silence this note`);
+      return null;
+    }
+    if (e instanceof UserError) {
+      notes.push(`bound skipped: ${e.message}`);
+      return null;
+    }
+    throw e;
+  }
   if (r.bound !== null) notes.push(`${label} (${r.status}, ${r.solveSeconds.toFixed(2)} s)${tail}`);
+  else notes.push(`${label}: none proven (${r.status}, ${r.solveSeconds.toFixed(2)} s); use --bound-time-limit 0 to skip the bound run`);
   return r.bound;
 }
 

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateProblem } from '../../../src/optimize/joint-allocation/generate.ts';
 import { buildCoefficients } from '../../../src/optimize/joint-allocation/coefficients.ts';
-import { buildMilp, solveMilp } from '../../../src/optimize/joint-allocation/milp.ts';
+import { buildMilp, MAX_MILP_VARS, milpSize, MilpTooLargeError, solveMilp } from '../../../src/optimize/joint-allocation/milp.ts';
+import { UserError } from '../../../src/util/errors.ts';
 import { evaluate } from '../../../src/optimize/joint-allocation/evaluate.ts';
 import { solveLpString, toLpString } from '../../../src/optimize/highs.ts';
 import { parseProblem } from '../../../src/optimize/joint-allocation/problem.ts';
@@ -86,4 +87,38 @@ test('the options (Little-law KV, quantised weights, per-pair storage) stay cons
     assert.ok(ev.feasible, `${options.kvMode}: ${JSON.stringify(ev.violations)}`);
     assert.ok(Math.abs(ev.objective - r.objective!) <= 1e-6 * Math.max(1, ev.objective));
   }
+});
+
+test('milpSize predicts the built model: exact variable and row counts, nonzeros as an upper bound', () => {
+  for (const [I, J, K] of [[1, 1, 1], [2, 3, 4], [6, 6, 10]] as const) {
+    for (const storageScope of ['global', 'per-type', 'per-pair'] as const) {
+      for (const kvMode of ['paper', 'little'] as const) {
+        const p = generateProblem(I, J, K, 1);
+        const c = buildCoefficients(parseProblem({ ...p, options: { ...p.options, storageScope, kvMode } }));
+        for (const encoding of ['paper', 'compact'] as const) {
+          const m = buildMilp(c, { encoding }).model;
+          const s = milpSize(c, encoding);
+          const what = `${I},${J},${K} ${storageScope} ${kvMode} ${encoding}`;
+          assert.equal(s.vars, m.names.length, what);
+          assert.equal(s.rows, m.rowNames.length, what);
+          assert.ok(m.coef.length <= s.nonzeros && m.coef.length >= 0.8 * s.nonzeros, `${what}: ${m.coef.length} vs ${s.nonzeros}`);
+        }
+      }
+    }
+  }
+});
+
+test('a MILP beyond the size limit is refused before it is built (no out-of-memory at 100,100,100)', () => {
+  const c = buildCoefficients(generateProblem(100, 100, 100, 1));
+  const t0 = performance.now();
+  assert.throws(() => buildMilp(c, { encoding: 'compact' }), (e: unknown) => {
+    assert.ok(e instanceof MilpTooLargeError && e instanceof UserError);
+    assert.equal(e.size.vars, 14_140_100);
+    assert.match(e.message, /^the instance is too large for the exact model: its MILP \(compact encoding\) would have 14,140,100 variables and [\d,]+ nonzeros \(limits 300,000 and 4,000,000/);
+    return true;
+  });
+  assert.ok(performance.now() - t0 < 1000);
+  // 25³ is within the limit, 30³ is not (HiGHS-WASM overruns a 10-s limit by ~30 s there; docs/fidelity).
+  const cube = (n: number) => milpSize(buildCoefficients(generateProblem(n, n, n, 1)), 'paper').vars;
+  assert.ok(cube(25) <= MAX_MILP_VARS && cube(30) > MAX_MILP_VARS);
 });

@@ -7,6 +7,7 @@ import { planToFleetPools, SOLVERS, solvePlan } from '../../../src/optimize/join
 import { routeFixed } from '../../../src/optimize/joint-allocation/route.ts';
 import { agh } from '../../../src/optimize/joint-allocation/agh.ts';
 import { parseProblem } from '../../../src/optimize/joint-allocation/problem.ts';
+import { UserError } from '../../../src/util/errors.ts';
 
 test('every solver returns a plan with status, objective, cost breakdown and per-type reports', async () => {
   const p = generateProblem(3, 3, 3, 2);
@@ -65,4 +66,21 @@ test('re-routing a plan on its own deployment never costs more than the plan', a
     assert.ok(after.objective <= before + 1e-6 * before, `seed ${seed}: ${after.objective} > ${before}`);
     assert.ok(Math.abs(after.objective - r.objective) < 1e-6 * Math.max(1, after.objective));
   }
+});
+
+test('a heuristic still returns its plan when the bound MILP is too large or HiGHS cannot load it, with a note', async () => {
+  const big = await solvePlan(generateProblem(30, 30, 30, 1), { solver: 'gh', boundTimeLimitS: 10 });
+  assert.equal(big.feasible, true);
+  assert.ok(big.objective !== null && big.deployments.length > 0);
+  assert.equal(big.bound, null);
+  assert.ok(big.notes.some((n) => /^bound skipped: the MILP would have 390,630 variables and [\d,]+ nonzeros \(limits 300,000 and 4,000,000\); use --bound-time-limit 0 to silence this note$/.test(n)), big.notes.join(' | '));
+  // A compute coefficient HiGHS refuses (≥ 1e15) from an absurdly slow tier: the bound is skipped, the plan stands.
+  const p = generateProblem(2, 2, 2, 1);
+  const slow = parseProblem({ ...p, tiers: [{ ...p.tiers[0]!, tflops: 1e-14 }, p.tiers[1]!] });
+  const plan = await solvePlan(slow, { solver: 'agh', boundTimeLimitS: 5 });
+  assert.ok(plan.objective !== null);
+  assert.equal(plan.bound, null);
+  assert.ok(plan.notes.some((n) => /^bound skipped: HiGHS could not load the model: .*in row comp_/.test(n)), plan.notes.join(' | '));
+  // The exact solver on the same instance is one UserError.
+  await assert.rejects(solvePlan(slow, { solver: 'milp', timeLimitS: 5 }), (e: unknown) => e instanceof UserError && /^HiGHS could not load the model/.test(e.message));
 });

@@ -79,3 +79,49 @@ test('two-phase delay: TP divides both phases, PP adds m·d_comm per output toke
   assert.ok(Math.abs(delayOf(c, 0, 0, idx(4, 2)) - (c.dcomp[0]! * r / 4 + 2 * c.dcomm[0]! * f)) < 1e-12);
   assert.ok(delayOf(c, 0, 0, idx(8, 1)) < delayOf(c, 0, 0, idx(4, 2)), 'same product: larger TP is faster');
 });
+
+/** Writes `text` to a fresh temp file named `name` and returns its path. */
+function tempFile(name: string, text: string): string {
+  const f = join(mkdtempSync(join(tmpdir(), 'plan-')), name);
+  writeFileSync(f, text);
+  return f;
+}
+
+const rejects = (f: string, re: RegExp) => assert.throws(() => loadProblem(f), (e: unknown) => {
+  assert.ok(e instanceof ConfigError, String(e));
+  assert.match(e.message, re);
+  assert.equal(e.message.split('\n').length, 1);
+  return true;
+});
+
+test('magnitudes past the schema caps are rejected naming file, line and field (no solver crash, no nonsense plan)', () => {
+  const p = generateProblem(2, 2, 2, 1);
+  const withType = (patch: object) => ({ ...p, types: [{ ...p.types[0]!, ...patch }, p.types[1]!] });
+  rejects(tempFile('p.json', JSON.stringify(withType({ arrivalsPerHour: 1e19 }), null, 1)), /p\.json:\d+ types\[0\]\.arrivalsPerHour: expected ≤ 1000000000000, got 10000000000000000000/);
+  rejects(tempFile('p.json', JSON.stringify(withType({ outputTokens: 1e300 }), null, 1)), /p\.json:\d+ types\[0\]\.outputTokens: expected ≤ /);
+  rejects(tempFile('p.json', JSON.stringify({ ...p, budgetUsd: 1e300 }, null, 1)), /p\.json:\d+ budgetUsd: expected ≤ /);
+  rejects(tempFile('p.json', JSON.stringify({ ...p, tiers: [{ ...p.tiers[0]!, priceUsdPerHour: 1e20 }, p.tiers[1]!] }, null, 1)), /p\.json:\d+ tiers\[0\]\.priceUsdPerHour: expected ≤ /);
+  rejects(tempFile('p.json', JSON.stringify({ ...p, models: [{ ...p.models[0]!, weightsGb: 1e12 }, p.models[1]!] }, null, 1)), /p\.json:\d+ models\[0\]\.weightsGb: expected ≤ /);
+  // The bundled example and generated instances are far inside the caps.
+  assert.doesNotThrow(() => parseProblem(generateProblem(6, 6, 10, 3)));
+});
+
+test('TP degrees outside {1,2,4,8} and PP depths outside {1,2,4} are rejected', () => {
+  const p = generateProblem(2, 2, 2, 1);
+  rejects(tempFile('p.json', JSON.stringify({ ...p, tpDegrees: [1, 3] }, null, 1)), /p\.json:\d+ tpDegrees\[1\]: expected one of 1, 2, 4, 8, got 3/);
+  rejects(tempFile('p.json', JSON.stringify({ ...p, ppDepths: [8] }, null, 1)), /p\.json:\d+ ppDepths\[0\]: expected one of 1, 2, 4, got 8/);
+  assert.deepEqual(parseProblem({ ...p, tpDegrees: [2, 8], ppDepths: [4] }).tpDegrees, [2, 8]);
+});
+
+test('an empty, null or non-mapping problem file says so, not "budgetUsd … missing"', () => {
+  for (const [name, text] of [['e.yaml', ''], ['n.yaml', 'null\n'], ['e.json', ''], ['c.yaml', '# only a comment\n']] as const) {
+    rejects(tempFile(name, text), new RegExp(`${name.replace('.', '\\.')}: expected a mapping of the problem's fields \\(budgetUsd, .*\\), but the document is empty$`));
+  }
+  rejects(tempFile('l.yaml', '- 1\n- 2\n'), /l\.yaml(:\d+)?: expected a mapping of the problem's fields .*, got \[1,2\]$/);
+});
+
+test('a truncated JSON problem file is reported as invalid JSON with its line', () => {
+  const text = JSON.stringify(generateProblem(2, 2, 2, 1), null, 1);
+  rejects(tempFile('p.json', text.slice(0, 300)), /p\.json:\d+: expected valid JSON, got /);
+  rejects(tempFile('p.yaml', 'budgetUsd: [1, 2\n'), /p\.yaml:\d+: expected valid YAML, got /);
+});
