@@ -57,6 +57,9 @@ export interface BuildOptions {
  * multi-million-row trace costs memory per bucket, not per request. Empty buckets are 0 (no arrivals is a
  * real observation, not a gap). A key value that is absent reads '-'.
  */
+/** Most points one series may have (each key holds three arrays of this length). */
+const MAX_SERIES_POINTS = 10_000_000;
+
 export function buildSeries(requests: Iterable<TraceRequest>, o: BuildOptions): WorkloadSeries[] {
   const keys = o.keys ?? [];
   if (keys.includes('type') && !o.typeOf) throw new Error('buildSeries: key "type" needs a typeOf classifier');
@@ -67,6 +70,9 @@ export function buildSeries(requests: Iterable<TraceRequest>, o: BuildOptions): 
     if (r.arrivalS < start) throw new UserError(`request ${r.id}: arrival ${r.arrivalS} s is before the series start ${start} s`);
     const b = Math.floor((r.arrivalS - start) / o.stepS);
     if (o.endS !== undefined && r.arrivalS >= o.endS) continue;
+    if (b >= MAX_SERIES_POINTS) {
+      throw new UserError(`granularity ${o.stepS} s: request ${r.id} at ${r.arrivalS} s falls in bucket ${b}; a series has at most ${MAX_SERIES_POINTS.toLocaleString('en-US')} points (use a coarser granularity)`);
+    }
     const key = keys.length === 0 ? 'all' : keys.map((k) => `${k}=${(k === 'type' ? o.typeOf!(r) : r[k]) ?? '-'}`).join(',');
     let s = sums.get(key);
     if (!s) sums.set(key, (s = { req: [], inp: [], out: [] }));

@@ -55,7 +55,14 @@ export async function runComparison(setup: ComparisonSetup, opts: CompareOptions
         port1.on('message', (m: { simTimeS: number; arrived: number }) => opts.onProgress?.(i, m.simTimeS, m.arrived));
         try {
           const task: VariantTask = { name: v.name, scenario: v.scenario, baseDir: setup.baseDir, mode: opts.mode, port: port2 };
-          const out = (await pool.run(task, { transferList: [port2] })) as VariantOutcome;
+          let out: VariantOutcome;
+          try {
+            out = (await pool.run(task, { transferList: [port2] })) as VariantOutcome;
+          } catch (e) {
+            // The worker itself died (out of memory): the variant's failure, said in one line, not a stack.
+            if ((e as NodeJS.ErrnoException).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw e;
+            out = { ok: false, message: 'its simulation ran out of memory in the worker thread (a smaller workload or timeline, or --workers 0 to run in the main thread)' };
+          }
           opts.onDone?.(i);
           return out;
         } finally {

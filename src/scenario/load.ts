@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { PRESERVE_MU_KEYS } from '../policy/preserve/capacity-probe.ts';
 import { routers } from '../policy/routing/registry.ts';
 import { scalers } from '../policy/scaling/registry.ts';
+import { tierQueueOptions } from '../policy/scheduling/tier-queue.ts';
 import { BUILTIN_CATALOG, loadCatalogFile } from '../model/catalog.ts';
 import { applyOverrides, formatPath, issueError, readConfigFile, validateConfig, type ConfigDoc } from '../util/config-file.ts';
 import { ConfigError, UserError } from '../util/errors.ts';
@@ -83,7 +84,9 @@ export function validateScenario(doc: ConfigDoc, raw: Record<string, unknown>, o
     for (const o of overridden) {
       const covers = o.path.length <= p.length && o.path.every((k, i) => k === p[i]);
       const sibling = parent.length > 0 && o.path.length > parent.length && parent.every((k, i) => k === o.path[i]) && doc.lineOf(parent) === undefined;
-      if ((covers || sibling) && (!best || o.path.length >= best.path.length)) best = o;
+      // The flag created the key at fault (`--set routing.options.migration.enabled=true` where the file has no `migration`).
+      const created = o.path.length > p.length && p.every((k, i) => k === o.path[i]) && !doc.has(p);
+      if ((covers || sibling || created) && (!best || o.path.length >= best.path.length)) best = o;
     }
     return best?.flag;
   };
@@ -117,6 +120,7 @@ function checkPolicyOptions(sc: Scenario, doc: ConfigDoc, sourceFor: (p: readonl
     if (!r.success) throw issueError(r.error, options, { source: doc.source, lineOf: doc.lineOf, prefix, sourceFor });
   };
   check(routers[sc.routing.policy].options, selectedOptions(sc.routing), ['routing', 'options']);
+  if (sc.scheduling) check(tierQueueOptions, sc.scheduling.options, ['scheduling', 'options']);
   const scaling = resolvedScaling(sc);
   if (scaling.policy === 'scheduled') return;
   let options = selectedOptions(scaling);
@@ -129,6 +133,9 @@ function checkPolicyOptions(sc: Scenario, doc: ConfigDoc, sourceFor: (p: readonl
 export function loadScenario(input: ScenarioInput): LoadedScenario {
   const { doc, source } = readScenarioDoc(input.file);
   const raw = doc.raw as Record<string, unknown>;
+  if ('variants' in raw) {
+    throw new UserError(`${source}:${doc.lineOf(['variants']) ?? 1} variants: this scenario lists variants for \`llmfleet compare --scenario ${input.file ?? source}\`; simulate runs one scenario (remove the list, or use compare)`);
+  }
   const scenario = validateScenario(doc, raw, applyScenarioFlags(raw, input));
   return { scenario, baseDir: dirname(source), source };
 }

@@ -60,7 +60,11 @@ export const poolSchema = z
     perf: perfSpecSchema.unwrap().optional(),
     engine: engineOverrideSchema.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((p, ctx) => {
+    if (p.minCount > p.maxCount) ctx.addIssue({ code: 'custom', path: ['maxCount'], message: `≥ minCount (${p.minCount})` });
+    else if (p.count > p.maxCount) ctx.addIssue({ code: 'custom', path: ['count'], message: `≤ maxCount (${p.maxCount})` });
+  });
 
 export const networkSchema = z
   .object({
@@ -236,6 +240,7 @@ export const scenarioSchema = z
       .extend({ tiers: z.record(z.string(), sloSchema.partial()).default({}) })
       .default({ ttftS: 2, tpotS: 0.2, tiers: {} }),
     output: z
+      // A row per interval is kept in memory: the simulator stops past MAX_TIMELINE_ROWS (timeline.ts).
       .object({ timelineIntervalS: z.number().positive().default(60) })
       .strict()
       .default({ timelineIntervalS: 60 }),

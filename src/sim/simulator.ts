@@ -74,6 +74,9 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
     if (model.heads % p.tp !== 0) throw new ConfigError({ path: `fleet.pools[${i}].tp`, expected: `a divisor of ${p.model}'s ${model.heads} attention heads`, got: p.tp });
     const dep = { model, hardware, tp: p.tp, pp: p.pp };
     const e = { ...sc.engine, ...p.engine };
+    if (e.kvCapacityTokens !== undefined && e.kvCapacityTokens < e.blockTokens) {
+      throw new ConfigError({ path: `fleet.pools[${i}] engine.kvCapacityTokens`, expected: `at least one KV block (blockTokens = ${e.blockTokens})`, got: e.kvCapacityTokens });
+    }
     let kvBlocks = e.kvBlocks ?? (e.kvCapacityTokens ? Math.floor(e.kvCapacityTokens / e.blockTokens) : 0);
     if (!kvBlocks) {
       const opts = { gpuMemoryUtilization: e.gpuMemoryUtilization, activationReserveBytes: e.activationReserveBytes, blockTokens: e.blockTokens };
@@ -115,6 +118,9 @@ function bindQueueOrder(name: QueueOrderName, options: Record<string, unknown> |
   const parsed = parseQueueOrderOptions(name, options ?? {});
   return (ctx) => order({ now: ctx?.now ?? (() => 0), options: parsed });
 }
+
+/** Requests in the system (arrived, not finished or dropped) beyond which a run stops: about 1 KB each. */
+const MAX_IN_FLIGHT = 2_000_000;
 
 /** Latest first arrival a run accepts (a year): the fleet is up and billed from t = 0. */
 const MAX_LEAD_IN_S = 365 * 86400;
@@ -322,7 +328,12 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         const r = new SimRequest(pending!, pools[0]!.model);
         r.predictedOutputTokens = predictor.predict(r).point;
         arrived++;
-        inflight++;
+        if (++inflight > MAX_IN_FLIGHT) {
+          throw new UserError(
+            `the fleet cannot keep up: ${MAX_IN_FLIGHT.toLocaleString('en-US')} requests are in the system at t = ${now.toFixed(0)} s ` +
+              `(${arrived.toLocaleString('en-US')} arrived); simulating a backlog that grows without bound would exhaust memory, so add instances or lower the load`,
+          );
+        }
         log.arrive(r);
         timeline.arrived++;
         if (scaler) {

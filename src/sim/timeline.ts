@@ -1,4 +1,8 @@
+import { UserError } from '../util/errors.ts';
 import type { Fleet } from './fleet.ts';
+
+/** Most timeline rows a run keeps (about 100 bytes each in memory, more in timeline.csv). */
+const MAX_TIMELINE_ROWS = 5_000_000;
 
 export interface TimelineRow {
   tS: number;
@@ -27,6 +31,11 @@ export class Timeline {
   constructor(readonly intervalS: number) {}
 
   sample(t: number, fleet: Fleet, deferred: number): void {
+    if (this.rows.length >= MAX_TIMELINE_ROWS) {
+      throw new UserError(
+        `output.timelineIntervalS: ${this.intervalS} s gives more than ${MAX_TIMELINE_ROWS.toLocaleString('en-US')} timeline rows by t = ${t.toFixed(0)} s; use a longer interval for a run this long`,
+      );
+    }
     let provisioning = 0;
     let ready = 0;
     let draining = 0;

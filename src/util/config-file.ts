@@ -8,6 +8,8 @@ export interface ConfigDoc {
   source: string;
   raw: unknown;
   lineOf(path: readonly PropertyKey[]): number | undefined;
+  /** Whether the file itself has a node at exactly this path. */
+  has(path: readonly PropertyKey[]): boolean;
 }
 
 export function readConfigFile(path: string): ConfigDoc {
@@ -38,6 +40,7 @@ export function parseConfigText(text: string, source: string): ConfigDoc {
       }
       return undefined;
     },
+    has: (path) => path.length === 0 || doc.hasIn(path as (string | number)[]),
   };
 }
 

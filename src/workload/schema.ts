@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../util/errors.ts';
@@ -45,9 +46,12 @@ const lengthsSchema = z.discriminatedUnion('kind', [
 ]);
 
 const point = z.tuple([z.number().min(0), z.number().min(0)]);
+/** A million requests per second: far beyond any fleet, and a bound on what a synthetic workload generates. */
+const MAX_RATE_PER_S = 1_000_000;
 const arrivalsSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('poisson'), ratePerS: z.number().positive() }).strict(),
-  z.object({ kind: z.literal('gamma'), ratePerS: z.number().positive(), cv: z.number().positive() }).strict(),
+  z.object({ kind: z.literal('poisson'), ratePerS: z.number().positive().max(MAX_RATE_PER_S) }).strict(),
+  // cv ≤ 20: the gamma shape 1/cv² below 1/400 makes inter-arrival gaps underflow to 0 (endless arrivals at one instant)
+  z.object({ kind: z.literal('gamma'), ratePerS: z.number().positive().max(MAX_RATE_PER_S), cv: z.number().positive().max(20) }).strict(),
   z
     .object({
       kind: z.literal('curve'),
@@ -131,8 +135,10 @@ export const workloadSchema = z
 export type WorkloadSpec = z.output<typeof workloadSchema>;
 export type WorkloadInput = z.input<typeof workloadSchema>;
 
-function openRef(ref: { path: string; format?: (typeof TRACE_FORMATS)[number] | undefined }, baseDir: string) {
+/** Opens a trace a scenario field names (`field` goes in front of a missing-file error, so the user knows which). */
+function openRef(ref: { path: string; format?: (typeof TRACE_FORMATS)[number] | undefined }, baseDir: string, field: string) {
   const path = isAbsolute(ref.path) ? ref.path : resolve(baseDir, ref.path);
+  if (!existsSync(path)) throw new UserError(`${field}: ${ref.path}: file not found${isAbsolute(ref.path) ? '' : ` (relative paths are resolved against ${baseDir})`}`);
   return openTrace(path, ref.format ?? detectFormat(path));
 }
 
@@ -151,7 +157,7 @@ export function openWorkload(spec: WorkloadSpec, rng: Rng, baseDir: string): Wor
   let src: RequestSource;
   let traceStats: TraceStats | undefined;
   if (spec.trace !== undefined) {
-    const trace = openRef(spec.trace, baseDir);
+    const trace = openRef(spec.trace, baseDir, 'workload.trace.path');
     traceStats = trace.stats;
     src = trace;
   } else if (spec.synthetic !== undefined) {
@@ -162,10 +168,10 @@ export function openWorkload(spec: WorkloadSpec, rng: Rng, baseDir: string): Wor
         lengths = s.lengths;
         break;
       case 'empirical':
-        lengths = { kind: 'empirical', pairs: fitEmpirical(openRef(s.lengths, baseDir), { maxPairs: s.lengths.maxPairs, rng: rng.fork('empirical') }) };
+        lengths = { kind: 'empirical', pairs: fitEmpirical(openRef(s.lengths, baseDir, 'workload.synthetic.lengths.path'), { maxPairs: s.lengths.maxPairs, rng: rng.fork('empirical') }) };
         break;
       case 'fitted-lognormal':
-        lengths = { kind: 'lognormal', ...fitLognormal(openRef(s.lengths, baseDir)) };
+        lengths = { kind: 'lognormal', ...fitLognormal(openRef(s.lengths, baseDir, 'workload.synthetic.lengths.path')) };
         break;
     }
     src = synthetic({ ...s, lengths }, rng.fork('synthetic'));

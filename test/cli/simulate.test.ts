@@ -131,6 +131,32 @@ test('a run where nothing completes prints dashes, not 0.0 ms, and its report ha
   assert.match(html, /No request completed/);
 });
 
+test('settings that would exhaust memory or make no sense exit 2 with one line naming the flag or file', () => {
+  const cases: [string[], RegExp][] = [
+    [['--set', 'output.timelineIntervalS=0.000001'], /output\.timelineIntervalS: 0\.000001 s gives more than 5,000,000 timeline rows by t = \d+ s/],
+    [['--set', 'workload.transforms.rateScale=1000'], /the fleet cannot keep up: 2,000,000 requests are in the system at t = \d+ s/],
+    [['--set', 'fleet.pools.0.minCount=6', '--set', 'fleet.pools.0.maxCount=3'], /fleet\.pools\[0\]\.maxCount: expected ≥ minCount \(6\), got 3/],
+    [['--set', 'fleet.pools.0.count=5', '--set', 'fleet.pools.0.maxCount=2'], /fleet\.pools\[0\]\.count: expected ≤ maxCount \(2\), got 5/],
+    [['--set', 'engine.kvCapacityTokens=15'], /engine\.kvCapacityTokens: expected at least one KV block \(blockTokens = 16\), got 15/],
+    [['--set', 'routing.options.migration.enabled=true'], /^llmfleet: --set routing\.options\.migration\.enabled=true routing\.options\.migration: expected no unknown key/],
+    [['--set', 'scheduling.options.promoteAfterS=-5'], /--set scheduling\.options\.promoteAfterS=-5 scheduling\.options\.promoteAfterS: expected ≥ 0/],
+    [['--scenario', 'scenarios/compare-routers.yaml'], /compare-routers\.yaml:\d+ variants: this scenario lists variants for `llmfleet compare/],
+    [['--set', 'workload={synthetic: {durationS: 60, arrivals: {kind: gamma, ratePerS: 5, cv: 1000000}, lengths: {kind: lognormal, input: {mu: 5, sigma: 1}, output: {mu: 4, sigma: 1}}}}'], /workload\.synthetic\.arrivals\.cv: expected ≤ 20/],
+  ];
+  for (const [args, message] of cases) {
+    const r = cli('simulate', ...args, '--no-report', '--out', join(tmp(), 'o'));
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, message);
+  }
+  const f = cli('forecast', '--trace', conv, '--granularity', '1', '--horizon', '100000000', '--out', join(tmp(), 'f'));
+  assert.equal(f.status, 2);
+  assert.match(f.stderr, /--horizon: expected an integer from 1 to 1000000/);
+  const g = cli('forecast', '--trace', conv, '--granularity', '0.000001', '--horizon', '10', '--out', join(tmp(), 'g'));
+  assert.equal(g.status, 2);
+  assert.match(g.stderr, /a series has at most 10,000,000 points \(use a coarser granularity\)/);
+});
+
 test('bad flags exit 2: unknown engine mode, non-integer seed, malformed --set, a TP that does not divide the heads, a huge count', () => {
   const cases: [string[], RegExp][] = [
     [['--engine', 'turbo'], /turbo/],

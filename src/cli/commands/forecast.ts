@@ -68,7 +68,7 @@ export function registerForecast(program: Command): void {
       const period = o.period === undefined ? undefined : parseIntFlag('--period', o.period);
       const seed = parseIntFlag('--seed', o.seed);
       const folds = parseIntFlag('--folds', o.folds);
-      if (horizon < 1) throw new UserError(`--horizon: expected an integer ≥ 1, got ${horizon}`);
+      if (horizon < 1 || horizon > 1_000_000) throw new UserError(`--horizon: expected an integer from 1 to 1000000, got ${horizon}`);
       if (holdout < 0) throw new UserError(`--holdout: expected an integer ≥ 0, got ${holdout}`);
       if (period !== undefined && period < 1) throw new UserError(`--period: expected an integer ≥ 1, got ${period}`);
       if (folds < 1) throw new UserError(`--folds: expected an integer ≥ 1, got ${folds}`);
