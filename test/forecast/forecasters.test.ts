@@ -8,6 +8,7 @@ import { forecasters, FORECASTER_NAMES } from '../../src/forecast/registry.ts';
 import { syntheticSeries } from '../../src/forecast/synthetic.ts';
 import type { Forecast } from '../../src/forecast/types.ts';
 import { UserError } from '../../src/util/errors.ts';
+import { Rng } from '../../src/util/rng.ts';
 
 // Two weeks of 10-minute points: diurnal (±50%), weekend dip, 1%/day trend, 3% noise.
 const syn = syntheticSeries({ points: 14 * 144, seed: 7 });
@@ -128,4 +129,22 @@ test('forecast before fit and a bad horizon are errors', () => {
   assert.throws(() => f.forecast(3), /before fit/);
   f.fit([1, 2, 3, 4], { period: 1 });
   assert.throws(() => f.forecast(0), UserError);
+});
+
+test('auto-arima never returns the flat, zero-width forecast the arima package can produce on a long seasonal series', () => {
+  // 4,000 ten-minute points of a daily + weekly sine with noise: the package's auto fit gave a constant 201 after a
+  // last value of ≈ 41 (series max ≈ 163) with p10 = p90; such a fit is refused (a UserError pointing elsewhere).
+  const rng = new Rng(1);
+  const y = Array.from({ length: 3856 }, (_, i) => 100 + 50 * Math.sin((2 * Math.PI * i) / 144) + 10 * Math.sin((2 * Math.PI * i) / 1008) + rng.normal(0, 3));
+  const f = forecasters['auto-arima']();
+  try {
+    f.fit(y, { period: 144 });
+  } catch (e) {
+    assert.ok(e instanceof UserError, String(e));
+    assert.match(e.message, /try holt-winters or seasonal-naive/);
+    return;
+  }
+  const out = f.forecast(4);
+  assert.ok(Math.abs(out.point[0]! - y[y.length - 1]!) < 50, `one-step forecast ${out.point[0]} after ${y[y.length - 1]}`);
+  assert.ok(out.p90[0]! > out.p10[0]!, 'a non-degenerate interval');
 });
