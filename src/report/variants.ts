@@ -111,10 +111,13 @@ export function loadComparison(input: ComparisonInput): ComparisonSetup {
     throw new UserError(`${source}: nothing to compare: give --variant NAME:PATH=VALUE (repeatable) or a variants: list in the scenario`);
   }
   const seen = new Set<string>();
-  for (const s of specs) {
-    if (seen.has(s.name)) throw new UserError(`variant '${s.name}' is given twice; variant names must differ`);
+  specs.forEach((s, i) => {
+    if (seen.has(s.name)) {
+      const where = input.variants && input.variants.length > 0 ? '--variant' : `${source}:${doc.lineOf(['variants', i, 'name']) ?? 1} variants[${i}].name:`;
+      throw new UserError(`${where} variant '${s.name}' is given twice; variant names must differ`);
+    }
     seen.add(s.name);
-  }
+  });
 
   const baseRaw: Record<string, unknown> = rest;
   const flagged = applyScenarioFlags(baseRaw, input);

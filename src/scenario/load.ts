@@ -7,9 +7,10 @@ import { routers } from '../policy/routing/registry.ts';
 import { scalers } from '../policy/scaling/registry.ts';
 import { tierQueueOptions } from '../policy/scheduling/tier-queue.ts';
 import { BUILTIN_CATALOG, loadCatalogFile } from '../model/catalog.ts';
-import { applyOverrides, formatPath, issueError, readConfigFile, validateConfig, type ConfigDoc } from '../util/config-file.ts';
-import { ConfigError, UserError } from '../util/errors.ts';
+import { applyOverrides, issueError, readConfigFile, validateConfig, type ConfigDoc } from '../util/config-file.ts';
+import { UserError } from '../util/errors.ts';
 import { TRACE_FORMATS, type TraceFormat } from '../workload/types.ts';
+import { checkScenarioNames } from './names.ts';
 import { resolvedScaling, scenarioSchema, selectedOptions, type Scenario } from './schema.ts';
 
 /** The project folder (where scenarios/ and data/ live), wherever the CLI is started from. */
@@ -92,22 +93,12 @@ export function validateScenario(doc: ConfigDoc, raw: Record<string, unknown>, o
   };
   const sc = validateConfig({ ...doc, raw }, scenarioSchema, sourceFor);
   checkPolicyOptions(sc, { ...doc, raw }, sourceFor);
-  checkCatalogNames(sc, doc, sourceFor);
-  return sc;
-}
-
-/** Every pool's model and hardware are in the catalog (the scenario's own `catalog:` file included), named at their line. */
-function checkCatalogNames(sc: Scenario, doc: ConfigDoc, sourceFor: (p: readonly PropertyKey[]) => string | undefined): void {
   const catalog = sc.catalog ? loadCatalogFile(resolve(dirname(doc.source), sc.catalog)) : BUILTIN_CATALOG;
-  sc.fleet.pools.forEach((p, i) => {
-    for (const [field, table] of [['model', catalog.models], ['hardware', catalog.hardware]] as const) {
-      const name = p[field];
-      if (Object.hasOwn(table, name)) continue;
-      const path = ['fleet', 'pools', i, field];
-      const flag = sourceFor(path);
-      throw new ConfigError({ source: flag ?? doc.source, line: flag ? undefined : doc.lineOf(path), path: formatPath(path), expected: `a ${field} of the catalog: ${Object.keys(table).sort().join(', ')}`, got: name });
-    }
+  checkScenarioNames(sc, catalog, (path) => {
+    const flag = sourceFor(path);
+    return flag ? { source: flag } : { source: doc.source, line: doc.lineOf(path) };
   });
+  return sc;
 }
 
 /**

@@ -38,7 +38,14 @@ export const ENGINE_DEFAULTS = {
   queueOrder: 'fcfs',
 } as const;
 
-const engineOverrideSchema = z.object(engineFields).partial().strict();
+const engineOverrideSchema = z
+  .object(engineFields)
+  .partial()
+  .strict()
+  .refine((e) => !(e.chunkedPrefill === true && (e.scheduler === 'vllm-v0' || e.scheduler === 'splitwise')), {
+    message: 'false or absent with scheduler vllm-v0 or splitwise (neither chunks prompts; chunked prefill is scheduler vllm)',
+    path: ['chunkedPrefill'],
+  });
 export const engineSchema = engineOverrideSchema.transform((e) => ({ ...ENGINE_DEFAULTS, ...e }));
 
 export const poolSchema = z

@@ -23,6 +23,8 @@ export interface MigrationSummary {
   refused: number;
   /** Started, then dropped (finished, preempted, destination gone, too many stages). */
   dropped: number;
+  /** Started and still under way when the run ended (so ordered = completed + refused + dropped + inFlight). */
+  inFlight: number;
   /** KV tokens copied over all stages of completed and dropped migrations. */
   copiedTokens: number;
   /** Mean seconds a migrated request was suspended (last stage + stall). */
@@ -148,6 +150,7 @@ export class Migrations {
       completed: s.completed,
       refused: s.refused,
       dropped: s.dropped,
+      inFlight: this.live.size,
       copiedTokens: s.copiedTokens,
       meanDowntimeS: s.completed > 0 ? s.downtimeS / s.completed : 0,
     };

@@ -13,6 +13,7 @@ import type { PoolStatus } from '../policy/scaling/types.ts';
 import { queueOrders, type QueueOrderName } from '../policy/scheduling/registry.ts';
 import { parseQueueOrderOptions } from '../policy/scheduling/tier-queue.ts';
 import type { QueueOrderFactory } from '../policy/scheduling/types.ts';
+import { checkScenarioNames } from '../scenario/names.ts';
 import { resolvedScaling, selectedOptions, type Scenario } from '../scenario/schema.ts';
 import { ConfigError, UserError, invariant } from '../util/errors.ts';
 import { Rng, hash32 } from '../util/rng.ts';
@@ -161,7 +162,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   const q = new EventQueue();
   const endLimit = sc.endS ?? Infinity;
 
-  checkSpotAndNetwork(sc, catalog);
+  checkScenarioNames(sc, catalog);
   const netDelay = networkDelay(sc.network);
   let inflight = 0;
   let events = 0;
@@ -470,25 +471,6 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   if (spot) res.spot = spot.summary(endS);
   if (migrations) res.migrations = migrations.summary();
   return res;
-}
-
-/** `fleet.spot.initial` must name catalog entries; `network.latencyS` serving regions must be pool regions. */
-function checkSpotAndNetwork(sc: Scenario, catalog: Catalog): void {
-  sc.fleet.spot?.initial.forEach((e, i) => {
-    for (const [field, lookup] of [['model', () => getModel(e.model, catalog)], ['hardware', () => getHardware(e.hardware, catalog)]] as const) {
-      try {
-        lookup();
-      } catch {
-        throw new ConfigError({ path: `fleet.spot.initial[${i}].${field}`, expected: `a ${field} in the catalog`, got: e[field] });
-      }
-    }
-  });
-  const regions = new Set(sc.fleet.pools.map((p) => p.region));
-  for (const [from, row] of Object.entries(sc.network?.latencyS ?? {})) {
-    for (const to of Object.keys(row)) {
-      if (!regions.has(to)) throw new ConfigError({ path: `network.latencyS.${from}.${to}`, expected: `a serving region of some pool (${[...regions].sort().join(', ')})`, got: to });
-    }
-  }
 }
 
 /**

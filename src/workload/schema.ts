@@ -76,7 +76,12 @@ const arrivalsSchema = z.discriminatedUnion('kind', [
     .strict(),
 ]);
 
-const labelValue = z.union([z.string().min(1), z.record(z.string().min(1), z.number().min(0))]);
+const labelValue = z.union([
+  z.string().min(1),
+  z
+    .record(z.string().min(1), z.number().min(0).finite())
+    .refine((m) => Object.values(m).reduce((a, w) => a + w, 0) > 0, { message: 'a name or a map of names to weights ≥ 0 with a positive sum' }),
+]);
 const labelsSchema = z
   .object({ model: labelValue.optional(), tier: labelValue.optional(), region: labelValue.optional(), app: labelValue.optional() })
   .strict();

@@ -94,4 +94,5 @@ test('a variants: list in the scenario is read apart from the strict schema, and
   const quoted = loadComparison({ file: scenarioFile([...BASE, 'variants:', "  - name: n", "    set: { name: '8' }"]) });
   assert.equal(quoted.variants[0]!.scenario.name, '8');
   assert.throws(() => loadComparison({ file: scenarioFile(BASE) }), /nothing to compare/);
+  assert.throws(() => loadComparison({ file: scenarioFile([...BASE, 'variants:', '  - name: a', '  - name: a']) }), /s\.yaml:9 variants\[1\]\.name: variant 'a' is given twice/);
 });

@@ -147,6 +147,20 @@ test('the reactive scaler adds instances under KV pressure (after provisioning) 
   assert.deepEqual(outcomes(res), outcomes(step));
 });
 
+test('the reactive scaler starts an instance for a pool that begins at zero once its model sees requests', () => {
+  const reqs: Req[] = [];
+  for (let i = 0; i < 20; i++) reqs.push({ t: 5 + i, in: 100, out: 20 });
+  const sc = scenarioFor(writeTrace(reqs), {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 0, minCount: 0, maxCount: 2 }], provisioning: { vmAcquireS: 20, modelLoadS: 10 } },
+    scaling: { policy: 'reactive', intervalS: 10 },
+  });
+  const res = run(sc, 'fast');
+  const s = summarize(res, 0);
+  assert.equal(s.requests.completed, 20, 'nothing dropped for want of an instance');
+  assert.equal(res.fleet.instances.length, 1, 'one instance from zero, not one per tick');
+  assert.equal(res.fleet.instances[0]!.createdS, 10, 'started at the first tick after the first arrival');
+});
+
 test("a scenario's catalog file adds hardware and models users can deploy by name", () => {
   const dir = mkdtempSync(join(tmpdir(), 'llmfleet-cat-'));
   writeFileSync(

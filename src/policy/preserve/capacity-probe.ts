@@ -73,7 +73,7 @@ export function probeCapacity(base: Scenario, baseDir: string, o: Partial<ProbeO
       sum += log.e2e[i]! / Math.max(1, log.output[i]!);
       n++;
     }
-    if (n === 0) throw new UserError('capacity probe: no request of the mix completes on one instance');
+    if (n === 0) throw new UserError(`capacity probe: no request of the mix completes on one instance; give scaling.options ${PRESERVE_MU_KEYS.join(', ')} yourself`);
     sloS = (3 * sum) / n;
   } else sloS = opts.sloS;
   const trial = (rate: number) => {
@@ -98,7 +98,7 @@ export function probeCapacity(base: Scenario, baseDir: string, o: Partial<ProbeO
   let hi = opts.hiRatePerS;
   let best = trial(lo);
   trials.push({ ratePerS: lo, attainment: best.attainment });
-  if (best.attainment < opts.attainment) throw new UserError(`capacity probe: even ${lo} req/s misses the ${sloS.toFixed(3)} s/token SLO on one instance`);
+  if (best.attainment < opts.attainment) throw new UserError(`capacity probe: even ${lo} req/s misses the ${sloS.toFixed(3)} s/token SLO on one instance; give scaling.options ${PRESERVE_MU_KEYS.join(', ')} yourself`);
   for (let s = 0; s < opts.steps; s++) {
     const mid = (lo + hi) / 2;
     const t = trial(mid);
@@ -119,7 +119,7 @@ function probeWorkload(base: Scenario): NonNullable<Scenario['workload']['synthe
     const lengths = { kind: 'empirical' as const, path: w.trace.path, format: w.trace.format, maxPairs: 1_000_000 };
     return { durationS: PROBE_DEFAULTS.durationS, arrivals: { kind: 'poisson', ratePerS: 1 }, lengths };
   }
-  throw new UserError('capacity probe: the scenario needs a synthetic or trace workload (its length mix is probed)');
+  throw new UserError(`capacity probe: the scenario needs a synthetic or trace workload (its length mix is probed), or give scaling.options ${PRESERVE_MU_KEYS.join(', ')}`);
 }
 
 /** PreServe's per-instance capacities: all three given, or none (then probed). */
