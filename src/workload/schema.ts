@@ -73,7 +73,11 @@ const arrivalsSchema = z.discriminatedUnion('kind', [
         .refine((p) => p.some((x) => x[1] > 0), { message: 'some rate must be > 0' }),
       periodS: z.number().positive().optional(),
     })
-    .strict(),
+    .strict()
+    .refine((a) => a.periodS === undefined || a.points.every(([t]) => t <= a.periodS!), {
+      message: 'point times ≤ periodS (a point past the period is never reached)',
+      path: ['points'],
+    }),
 ]);
 
 const labelValue = z.union([

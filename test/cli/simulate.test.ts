@@ -140,6 +140,7 @@ test('settings that would exhaust memory or make no sense exit 2 with one line n
     [['--set', 'engine={scheduler: vllm-v0, chunkedPrefill: true}'], /engine\.chunkedPrefill: expected false or absent with scheduler vllm-v0 or splitwise/],
     [['--set', 'network.latencyS.a.b=0.1'], /^llmfleet: --set network\.latencyS\.a\.b=0\.1 network\.latencyS\.a\.b: expected a serving region of some pool \(no pool sets `region`\), got "b"/],
     [['--set', 'workload={synthetic: {durationS: 60, arrivals: {kind: poisson, ratePerS: 1}, lengths: {kind: lognormal, input: {mu: 5, sigma: 1}, output: {mu: 4, sigma: 1}}, labels: {tier: {a: 0}}}}'], /workload\.synthetic\.labels\.tier: expected a name or a map of names to weights ≥ 0 with a positive sum/],
+    [['--set', 'workload={synthetic: {durationS: 60, arrivals: {kind: table, points: [[0, 1], [100, 2]], periodS: 50}, lengths: {kind: lognormal, input: {mu: 5, sigma: 1}, output: {mu: 4, sigma: 1}}}}'], /workload\.synthetic\.arrivals\.points: expected point times ≤ periodS/],
     [['--set', 'engine.kvCapacityTokens=15'], /engine\.kvCapacityTokens: expected at least one KV block \(blockTokens = 16\), got 15/],
     [['--set', 'routing.options.migration.enabled=true'], /^llmfleet: --set routing\.options\.migration\.enabled=true routing\.options\.migration: expected no unknown key/],
     [['--set', 'scheduling.options.promoteAfterS=-5'], /--set scheduling\.options\.promoteAfterS=-5 scheduling\.options\.promoteAfterS: expected ≥ 0/],
