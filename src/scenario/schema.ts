@@ -61,7 +61,10 @@ export const poolSchema = z
     /** Bounds the scaling governor keeps the pool in (ready + provisioning instances). */
     minCount: z.number().int().min(0).default(0),
     maxCount: z.number().int().min(0).default(1_000_000),
-    /** Longest prompt + output the pool accepts; default the model's context length. */
+    /**
+     * Longest prompt + output the pool accepts; default the model's context length. A longer request is dropped
+     * ('context-length') on arrival when no pool of its model accepts it, else at the instance a router sends it to.
+     */
     contextLength: posInt.optional(),
     // Without the default: an absent pool `perf` must fall back to the scenario's top-level one.
     perf: perfSpecSchema.unwrap().optional(),

@@ -19,6 +19,8 @@ export interface PoolRuntime {
   queueOrder: QueueOrderFactory;
   /** Seconds from "add" to routable: VM acquisition + model load. */
   provisionS: number;
+  /** Longest prompt + output an instance accepts (the pool's `contextLength`, else the model's). */
+  contextLength: number;
   /** KV bytes one token occupies on an instance (what a migration copies). */
   kvBytesPerToken: number;
 }

@@ -19,11 +19,11 @@ export type MigrationSettings = Scenario['migration'];
 export interface MigrationSummary {
   ordered: number;
   completed: number;
-  /** Orders not started: the destination lacked free KV blocks, or the request could not move. */
+  /** Orders not started: the destination lacked free KV blocks or could never take the request, or the request could not move. */
   refused: number;
   /** Started, then dropped (finished, preempted, destination gone, too many stages). */
   dropped: number;
-  /** Started and still under way when the run ended (so ordered = completed + refused + dropped + inFlight). */
+  /** Started and still under way when the run was cut off at `endS` (so ordered = completed + refused + dropped + inFlight). */
   inFlight: number;
   /** KV tokens copied over all stages of completed and dropped migrations. */
   copiedTokens: number;
@@ -83,7 +83,7 @@ export class Migrations {
     const from = this.fleet.instances[o.from];
     const to = this.fleet.instances[o.to];
     const r = from?.engine.running.find((x) => x.id === o.request);
-    if (!from || !to || !r || from === to || to.state !== 'ready' || to.model !== from.model || this.live.has(r.id) || r.inPrefill || r.generated < 1) {
+    if (!from || !to || !r || from === to || to.state !== 'ready' || to.model !== from.model || this.live.has(r.id) || r.inPrefill || r.generated < 1 || !accepts(to, r)) {
       this.stats.refused++;
       return;
     }
@@ -143,6 +143,14 @@ export class Migrations {
     return false;
   }
 
+  /**
+   * At the end of the run: a migration whose request finished before its next copy stage would have been dropped
+   * then; drop it now (its destination blocks are released). What remains was cut off by `endS`.
+   */
+  settle(now: number): void {
+    for (const m of [...this.live.values()]) if (m.r.status !== 'running' && m.r.status !== 'migrating') this.drop(m, now);
+  }
+
   summary(): MigrationSummary {
     const s = this.stats;
     return {
@@ -194,4 +202,13 @@ export class Migrations {
     const t = m.to.engine.release(m.reserved, now);
     if (!Number.isNaN(t)) this.hooks.boundary(m.to, t);
   }
+}
+
+/**
+ * Whether a destination could take the request at all, as dispatch checks: its pool's context holds the request
+ * and its KV the request's peak (on a pool with fewer blocks the request would preempt itself at its last free
+ * block and never be readmitted).
+ */
+function accepts(to: Instance, r: SimRequest): boolean {
+  return r.inputTokens + r.outputTokens <= to.poolRt.contextLength && to.engine.canEverFit(r);
 }

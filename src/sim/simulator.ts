@@ -105,6 +105,7 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
       engine,
       queueOrder: bindQueueOrder(p.engine?.queueOrder ?? sc.scheduling?.policy ?? sc.engine.queueOrder, sc.scheduling?.options),
       provisionS: sc.fleet.provisioning.vmAcquireS + sc.fleet.provisioning.modelLoadS,
+      contextLength: p.contextLength ?? model.contextLength,
       kvBytesPerToken: kvBytesPerToken(model, p.tp),
     };
   });
@@ -137,12 +138,10 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
       throw new ConfigError({ path: `scaling.actions[${i}].pool`, expected: `one of ${[...poolByName.keys()].join(', ')}`, got: a.pool });
     }
   }
-  // Per model, the longest request any of its pools accepts.
+  // Per model, the longest request any of its pools accepts (checked at arrival; each pool's own limit is checked
+  // at the instance a router picks, like the KV capacity).
   const contextLimit = new Map<string, number>();
-  sc.fleet.pools.forEach((p) => {
-    const limit = p.contextLength ?? getModel(p.model, catalog).contextLength;
-    contextLimit.set(p.model, Math.max(limit, contextLimit.get(p.model) ?? 0));
-  });
+  for (const p of pools) contextLimit.set(p.model, Math.max(p.contextLength, contextLimit.get(p.model) ?? 0));
   const router = createRouter(sc.routing.policy, selectedOptions(sc.routing), { rng: rng.fork('router') });
   const scaling = resolvedScaling(sc);
   const notes: string[] = [];
@@ -246,6 +245,11 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     if (d.kind === 'defer') return d.hold === true ? 'held' : 'deferred';
     const inst = fleet.instances[d.to];
     invariant(inst !== undefined && inst.state === 'ready' && inst.model === r.model, `router ${router.name} chose an instance that cannot take the request`);
+    if (r.inputTokens + r.outputTokens > inst.poolRt.contextLength) {
+      r.instance = inst.id;
+      drop(r, 'context-length');
+      return 'sent';
+    }
     if (!inst.engine.canEverFit(r)) {
       r.instance = inst.id;
       drop(r, 'exceeds-kv-capacity');
@@ -403,7 +407,11 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
           const e = inst.engine;
           invariant(e.isBusy || e.numRunning + e.numWaiting === 0 || e.migrationBlocks > 0, `instance ${inst.id} stalled idle with ${e.numRunning + e.numWaiting} requests`);
         }
-        if (workLeft()) {
+        // Requests held at the gateway with no instance of their model to go to, and no other event pending (no
+        // arrival, iteration, start-up, scheduled action or scaling tick) that could ever bring one: they would be
+        // held, and the run sampled, for ever. The run ends here instead; they are dropped as 'held' below.
+        const heldForever = heldCount > 0 && deferred.length === 0 && q.size === 0 && [...held.entries()].every(([m, h]) => h.head === h.items.length || fleet.routable(m).length === 0);
+        if (workLeft() && !heldForever) {
           const iv = sc.output.timelineIntervalS;
           let next = now + iv;
           // Nothing in the system and no event before the next sample: nothing can change until the next event,
@@ -459,6 +467,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     for (let i = h.head; i < h.items.length; i++) drop(h.items[i]!, 'held');
   }
   if (endS < 0) endS = now;
+  migrations?.settle(endS);
   timeline.finish(endS, fleet, 0);
   let iterations = 0;
   let preemptions = 0;

@@ -74,9 +74,22 @@ export class Timeline {
     this.dropped = 0;
   }
 
-  /** A last row at the end of the run when the last sample was earlier. */
+  /**
+   * A last row at the end of the run when the last sample was earlier. When a sample was already taken at `t`,
+   * what was counted after it (a drop by a control tick at `t`, requests still deferred when the run ends) goes
+   * into that row, so the rows' counts always add up to the run's.
+   */
   finish(t: number, fleet: Fleet, deferred: number): void {
     const last = this.rows[this.rows.length - 1];
-    if (!last || last.tS < t) this.sample(t, fleet, deferred);
+    if (!last || last.tS < t) {
+      this.sample(t, fleet, deferred);
+      return;
+    }
+    last.arrivals += this.arrived;
+    last.completions += this.completed;
+    last.drops += this.dropped;
+    this.arrived = 0;
+    this.completed = 0;
+    this.dropped = 0;
   }
 }

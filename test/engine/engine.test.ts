@@ -92,7 +92,7 @@ test('fast mode gives exactly the per-request results of step mode (random workl
     fc.property(reqArb, cfgArb, (reqs, c) => {
       const sc = scenarioFor(writeTrace(reqs), {
         fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: c.instances }] },
-        engine: { scheduler: c.scheduler, kvBlocks: c.kvBlocks, maxNumSeqs: c.maxNumSeqs, maxBatchedTokens: c.maxBatchedTokens, chunkedPrefill: c.chunkedPrefill },
+        engine: { scheduler: c.scheduler, kvBlocks: c.kvBlocks, maxNumSeqs: c.maxNumSeqs, maxBatchedTokens: c.maxBatchedTokens, chunkedPrefill: c.scheduler === 'vllm' && c.chunkedPrefill },
         routing: { policy: c.policy },
         output: { timelineIntervalS: 0.5 },
       });
