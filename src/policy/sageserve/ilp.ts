@@ -61,6 +61,8 @@ export function buildSageServeIlp(p: IlpInput): LinearModel {
         dm[i]![j]!.push(b.addVar(`dm_${i}_${j}_${k}`, 0, n, -p.alpha[k]!, 'integer'));
         const min = idx(p.minCount, i, j, k, 0);
         if (min > 0) b.addRow(`min_${i}_${j}_${k}`, [[dp[i]![j]![k]!, 1], [dm[i]![j]![k]!, -1]], min - n, Infinity);
+        // δ⁺'s upper bound caps n + δ only when n ≤ max; an endpoint already above its maximum must shrink to it.
+        if (n > max) b.addRow(`max_${i}_${j}_${k}`, [[dp[i]![j]![k]!, 1], [dm[i]![j]![k]!, -1]], -Infinity, max - n);
       }
     }
   }

@@ -76,8 +76,10 @@ export function siloedScaler(o: SageServeScalingOptions): Scaler {
       for (const p of s.pools) {
         if (p.name.endsWith(o.mixedPoolSuffix)) continue;
         const niw = p.name.endsWith(o.niwPoolSuffix);
-        if (niw && size(p) < o.niwPoolMin) {
-          out.push(add(p.name, 'silo-minimum', o.niwPoolMin - size(p)));
+        // The silo minimum, within the pool's own maximum (the governor's bound).
+        const siloMin = Math.min(o.niwPoolMin, p.maxCount);
+        if (niw && size(p) < siloMin) {
+          out.push(add(p.name, 'silo-minimum', siloMin - size(p)));
           continue;
         }
         const a = reactiveStep(o, p, poolUtil(s.view, p.name), s.now, cd, niw ? o.niwPoolMin : 0);

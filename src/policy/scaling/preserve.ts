@@ -35,6 +35,12 @@ export const preserveScalerOptions = z
     /** keep = ceil(Σ max U / divisor): `threshold` (T_down, digest default), `max-peak` (largest single peak), `one`. */
     scaleDownDivisor: z.enum(['threshold', 'max-peak', 'one']).default('threshold'),
     /**
+     * Rule C while instances of the pool are still starting [ours; the paper is silent]: `false` waits until they
+     * are up (they have no projection yet, and a drain would cancel them first, undoing the scale-out rule A or B
+     * just ordered); `true` judges the ready instances alone (sessions 1–7).
+     */
+    scaleDownWhileStarting: z.boolean().default(false),
+    /**
      * Before Tier 1 has enough history (the paper's predictor "cold start", §6.6: fall back to default scaling):
      * `hold` keeps the fleet as it is; `rules-b-c` already applies the in-window rules B and C.
      */
@@ -122,7 +128,8 @@ export const preserve = defineScaler({
       const current = p.provisioning + p.ready;
       st.desired ??= current;
       // Rule A: window boundary.
-      if (s.now >= st.windowEnd - 1e-9) {
+      const boundary = s.now >= st.windowEnd - 1e-9;
+      if (boundary) {
         st.promptHist.push(st.accPrompt);
         st.outputHist.push(st.accOutput);
         st.accPrompt = 0;
@@ -169,7 +176,8 @@ export const preserve = defineScaler({
       if (newlyOverloaded > 0) {
         st.desired += newlyOverloaded;
         reason = 'anticipated-overload';
-      } else if (allLow && !st.scaledInThisWindow) {
+      } else if (allLow && !st.scaledInThisWindow && !boundary && (opts.scaleDownWhileStarting || p.provisioning === 0)) {
+        // Inside the window only: on the boundary tick rule A has just set this window's target.
         const divisor = opts.scaleDownDivisor === 'threshold' ? opts.scaleDownThreshold : opts.scaleDownDivisor === 'max-peak' ? maxPeak : 1;
         const keep = Math.max(1, divisor > 0 ? Math.ceil(sumPeak / divisor - 1e-9) : 1);
         if (keep < Math.min(st.desired, current)) {

@@ -84,6 +84,23 @@ test('at most one scale-in per window, to ceil(Σ peak / 0.3), when every projec
   assert.equal(net(s3.decide(signals(10, four, null))), -3);
 });
 
+test('rule C never countermands the forecast: not on the boundary tick, not while the scale-out is starting', () => {
+  const idle = (id: number) => instance(id, [], { kvCapacityTokens: 1000 });
+  const run = (scaleDownWhileStarting: boolean) => {
+    const s = createScaler('preserve', { ...MU, windowS: 100, windowsPerDay: 1, forecaster: 'seasonal-naive', scaleDownWhileStarting }, ctx);
+    // P = D = 5,000 a window → target ⌈max(5, 5, 6.67)⌉ = 7, while both ready instances are idle (under 30 %).
+    for (let t = 10; t <= 190; t += 10) s.decide(signals(t, [idle(0), idle(1)], { input: 500, output: 500 }));
+    const atBoundary = s.decide(signals(200, [idle(0), idle(1)], { input: 500, output: 500 }));
+    const inWindow = s.decide(signals(210, [idle(0), idle(1)], { input: 500, output: 500 }, 5));
+    return { atBoundary, inWindow };
+  };
+  const r = run(false);
+  assert.deepEqual(r.atBoundary, [{ kind: 'add', pool: 'p', count: 5, reason: 'tier1-target' }]);
+  assert.equal(net(r.inWindow), 0, 'the five starting instances are kept');
+  // Sessions 1–7: judging the ready instances alone cancels the scale-out inside the window.
+  assert.ok(net(run(true).inWindow) < 0);
+});
+
 test('before Tier 1 has history the fleet is held by default (the paper falls back to default scaling)', () => {
   const hot = instance(0, [prog({ inputTokens: 960, predicted: 40, generated: 11 })], { kvCapacityTokens: 1000 });
   const idle = instance(1, [], { kvCapacityTokens: 1000 });
