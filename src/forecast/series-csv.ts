@@ -37,7 +37,10 @@ export function parseSeriesCsv(text: string, source: string, impute: Imputation 
     if (raw === '' || raw.startsWith('#')) continue;
     const cells = raw.split(',');
     const line = i + 1;
-    if (ts.length === 0 && lineOf.length === 0 && !/^[-+\d.]/.test(cells[0]!.trim())) {
+    // A first row that does not start like a number is the header, unless it is a non-finite number (NaN, Infinity),
+    // which is a bad data row and must fail naming its line, not vanish as a header.
+    const first = cells[0]!.trim();
+    if (ts.length === 0 && lineOf.length === 0 && !/^[-+\d.]/.test(first) && !/^(nan|infinity|inf)$/i.test(first)) {
       if (cells.length !== 2) throw new ConfigError({ source, line, expected: 'header "timestamp_s,value"', got: raw });
       lineOf.push(-1); // header seen
       continue;

@@ -20,6 +20,7 @@ export interface KeyQuantilesOptions {
 export function keyQuantilesLength(opts: Partial<KeyQuantilesOptions> = {}, prior = 128): LengthPredictor {
   const o: KeyQuantilesOptions = { fields: ['model', 'app', 'tier'], inputBuckets: true, window: 2000, minCount: 20, ...opts };
   const windows = new Map<string, SortedWindow>();
+  const p0 = clampTokens(prior); // a prediction is always an integer in [1, MAX_OUTPUT_TOKENS], the prior too
   const keysOf = (r: LengthRequest): string[] => {
     const base = o.fields.map((f) => `${f}=${r[f] ?? '-'}`).join(',');
     const fine = o.inputBuckets ? `${base},in=${Math.floor(Math.log2(Math.max(1, r.inputTokens)))}` : base;
@@ -32,7 +33,7 @@ export function keyQuantilesLength(opts: Partial<KeyQuantilesOptions> = {}, prio
         const w = windows.get(k);
         if (w && (w.size >= o.minCount || k === '*')) return quantiles(w);
       }
-      return { point: prior, p10: prior, p50: prior, p90: prior };
+      return { point: p0, p10: p0, p50: p0, p90: p0 };
     },
     observe(r) {
       for (const k of keysOf(r)) {
