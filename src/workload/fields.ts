@@ -1,4 +1,5 @@
 import { ConfigError, UserError } from '../util/errors.ts';
+import type { LineReader } from './line-reader.ts';
 
 /** Shared row-parsing helpers for the trace readers: every bad value becomes a ConfigError with file and line. */
 
@@ -107,6 +108,14 @@ export function isBlank(line: string): boolean {
   return line.length === 0 || line.trim().length === 0;
 }
 
+/** The first non-blank line (a CSV header), or undefined when the file has none: blank lines before it are skipped too. */
+export function headerLine(lr: LineReader): string | undefined {
+  let line: string | undefined;
+  do line = lr.next();
+  while (line !== undefined && isBlank(line));
+  return line;
+}
+
 export function emptyTrace(source: string): UserError {
   return new UserError(`${source}: the trace has no requests`);
 }
@@ -123,7 +132,8 @@ export function outOfOrder(source: string, line: number, column: string, got: un
 
 /**
  * Maps header names to column indexes. `required` names must be present; names in neither list are an error
- * when `allowUnknown` is false. Returns the index per name (-1 when an optional name is absent).
+ * when `allowUnknown` is false. Returns the index per name (-1 when an optional name is absent). `line` is the
+ * header's line number (1 unless blank lines precede it).
  */
 export function headerColumns(
   header: string[],
@@ -131,6 +141,7 @@ export function headerColumns(
   required: readonly string[],
   optional: readonly string[],
   allowUnknown: boolean,
+  line = 1,
 ): Map<string, number> {
   const cols = new Map<string, number>();
   const unknown: string[] = [];
@@ -141,14 +152,14 @@ export function headerColumns(
       return;
     }
     if (cols.has(name)) {
-      throw new ConfigError({ source, line: 1, path: name, expected: 'each column named once', got: header.join(',') });
+      throw new ConfigError({ source, line, path: name, expected: 'each column named once', got: header.join(',') });
     }
     cols.set(name, i);
   });
   if (unknown.length > 0) {
     throw new ConfigError({
       source,
-      line: 1,
+      line,
       path: unknown.join(', '),
       expected: `known column names (${[...required, ...optional].join(', ')})`,
       got: unknown.length === 1 ? unknown[0] : unknown,
@@ -158,7 +169,7 @@ export function headerColumns(
   if (missing.length > 0) {
     throw new ConfigError({
       source,
-      line: 1,
+      line,
       path: missing.join(', '),
       expected: `a header with column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`,
       got: header.join(','),

@@ -113,8 +113,13 @@ export function checkArrivals(spec: ArrivalSpec): void {
   }
 }
 
-/** Arrival times from 0, forever, drawn from `rng` (the caller passes a dedicated fork). */
-export function* arrivalTimes(spec: ArrivalSpec, rng: Rng): Generator<number, never, undefined> {
+/**
+ * Arrival times from 0, forever, drawn from `rng` (the caller passes a dedicated fork). The thinned kinds
+ * (curve, table) yield their first candidate at or past `untilS` as it is: a rate that stays 0 (a table
+ * ending at 0, a weekend at factor 0) accepts no candidate, and without a horizon the caller's
+ * `t ≥ durationS` check would never be reached. Times before `untilS` do not depend on it.
+ */
+export function* arrivalTimes(spec: ArrivalSpec, rng: Rng, untilS = Infinity): Generator<number, never, undefined> {
   checkArrivals(spec);
   let t = 0;
   switch (spec.kind) {
@@ -138,7 +143,7 @@ export function* arrivalTimes(spec: ArrivalSpec, rng: Rng): Generator<number, ne
       const lmax = maxRate(spec);
       for (;;) {
         t += rng.exponential(lmax);
-        if (rng.next() * lmax < rate(t)) yield t;
+        if (t >= untilS || rng.next() * lmax < rate(t)) yield t;
       }
     }
   }

@@ -36,7 +36,7 @@ export function synthetic(opts: SyntheticOptions, rng: Rng): RequestSource {
   const max = opts.maxRequests ?? Infinity;
   return {
     *[Symbol.iterator]() {
-      const times = arrivalTimes(opts.arrivals, rng.fork('arrivals'));
+      const times = arrivalTimes(opts.arrivals, rng.fork('arrivals'), durationS);
       const lengthRng = rng.fork('lengths');
       const labelRng = rng.fork('labels');
       let id = 0;

@@ -121,11 +121,13 @@ function tokens(b: Uint8Array, start: number, end: number): number {
 export function* readAzure(path: string, opts: LineReaderOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
   const lr = new ByteLineReader(path, opts);
   try {
-    if (!lr.next()) throw emptyTrace(path);
+    let more = lr.next();
+    while (more && isBlank(lr.text())) more = lr.next();
+    if (!more) throw emptyTrace(path);
     const header = lr.text();
     const names = header.split(',').map((n) => n.trim());
     if (names.length !== 3 || names.some((n, i) => n !== AZURE_HEADER[i])) {
-      throw new ConfigError({ source: path, line: 1, path: 'header', expected: AZURE_HEADER.join(','), got: header });
+      throw new ConfigError({ source: path, line: lr.lineNo, path: 'header', expected: AZURE_HEADER.join(','), got: header });
     }
     const clock = new AzureClock();
     let prevTicks = -Infinity;

@@ -1,7 +1,7 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader, type LineReaderOptions } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { emptyTrace, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell, rowCells } from '../fields.ts';
+import { emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell, rowCells } from '../fields.ts';
 import type { TraceStats } from './reader.ts';
 
 /**
@@ -22,14 +22,16 @@ const OPTIONAL = ['Total tokens', 'Log Type'] as const;
 export function* readBurstGpt(path: string, opts: LineReaderOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
   const lr = new LineReader(path, opts);
   try {
-    const header = lr.next();
+    const header = headerLine(lr);
     if (header === undefined) throw emptyTrace(path);
-    const cols = headerColumns(splitCsvLine(header) ?? [header], path, REQUIRED, OPTIONAL, false);
+    const names = splitCsvLine(header) ?? [header];
+    const cols = headerColumns(names, path, REQUIRED, OPTIONAL, false, lr.lineNo);
     const iT = cols.get('Timestamp')!;
     const iM = cols.get('Model')!;
     const iIn = cols.get('Request tokens')!;
     const iOut = cols.get('Response tokens')!;
-    const width = cols.size;
+    // Every row has as many cells as the header (cols also maps absent optional columns, to -1).
+    const width = names.length;
     let t0 = NaN;
     let prev = -Infinity;
     let id = 0;

@@ -1,7 +1,7 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader, type LineReaderOptions } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { badValue, emptyTrace, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell, rowCells } from '../fields.ts';
+import { badValue, emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell, rowCells } from '../fields.ts';
 import { jsonTokens, parseObject } from './mooncake.ts';
 import type { TraceStats } from './reader.ts';
 
@@ -33,24 +33,24 @@ const ARRIVAL_EXPECTED = 'a number of seconds ≥ 0';
 export function* readCanonicalCsv(path: string, opts: LineReaderOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
   const lr = new LineReader(path, opts);
   try {
-    const header = lr.next();
+    const header = headerLine(lr);
     if (header === undefined) throw emptyTrace(path);
     const names = (splitCsvLine(header) ?? [header]).map((n) => n.trim());
-    headerColumns(names, path, [], Object.keys(ALIASES), false);
+    headerColumns(names, path, [], Object.keys(ALIASES), false, lr.lineNo);
     // Map each canonical field to its column (one spelling only) and check the required ones.
     const col: Partial<Record<CanonicalField, number>> = {};
     const colName: Partial<Record<CanonicalField, string>> = {};
     names.forEach((n, i) => {
       const f = ALIASES[n]!;
       if (col[f] !== undefined) {
-        throw new ConfigError({ source: path, line: 1, path: n, expected: `one column for ${f} (got ${colName[f]} too)`, got: header });
+        throw new ConfigError({ source: path, line: lr.lineNo, path: n, expected: `one column for ${f} (got ${colName[f]} too)`, got: header });
       }
       col[f] = i;
       colName[f] = n;
     });
     for (const [f, snake] of [['arrivalS', 'arrival_s'], ['inputTokens', 'input_tokens'], ['outputTokens', 'output_tokens']] as const) {
       if (col[f] === undefined) {
-        throw new ConfigError({ source: path, line: 1, path: snake, expected: `a header with a column ${snake}`, got: header });
+        throw new ConfigError({ source: path, line: lr.lineNo, path: snake, expected: `a header with a column ${snake}`, got: header });
       }
     }
     const iT = col.arrivalS!;

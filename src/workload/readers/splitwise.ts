@@ -1,6 +1,6 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader, type LineReaderOptions } from '../line-reader.ts';
-import { emptyTrace, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell, rowCells } from '../fields.ts';
+import { emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell, rowCells } from '../fields.ts';
 import type { TraceStats } from './reader.ts';
 
 /**
@@ -16,10 +16,10 @@ const OPTIONAL = ['request_id', 'request_type', 'application_id', 'batch_size'] 
 export function* readSplitwise(path: string, opts: LineReaderOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
   const lr = new LineReader(path, opts);
   try {
-    const header = lr.next();
+    const header = headerLine(lr);
     if (header === undefined) throw emptyTrace(path);
     const names = splitCsvLine(header) ?? [header];
-    const cols = headerColumns(names, path, REQUIRED, OPTIONAL, true);
+    const cols = headerColumns(names, path, REQUIRED, OPTIONAL, true, lr.lineNo);
     const iT = cols.get('arrival_timestamp')!;
     const iIn = cols.get('prompt_size')!;
     const iOut = cols.get('token_size')!;
