@@ -237,7 +237,12 @@ async function solveWithHeadroom(c: Coefficients, h: Headroom, opts: PlanOptions
   const notes = [...raw.notes];
   let nominal: Allocation | null = null;
   if (raw.allocation) {
-    const r = await routeFixed(c, { cfg: raw.allocation.cfg, z: raw.allocation.z });
+    // u ≤ ζ_i kept: the inflated plan's own routing meets it nominally (same deployment, looser rows), so a plan
+    // that honours the caps keeps honouring them; a plan that already breaks one (the heuristics do not plan
+    // against caps) is re-routed with u ∈ [0, 1] as before.
+    const deploy = { cfg: raw.allocation.cfg, z: raw.allocation.z };
+    let r = await routeFixed(c, deploy, { strictCap: true });
+    if (!r.ok) r = await routeFixed(c, deploy);
     nominal = r.ok ? r.allocation : raw.allocation;
     if (!r.ok) notes.push('nominal re-routing failed (LP solver); routing is the inflated plan\'s, scored on the nominal coefficients');
   }

@@ -73,14 +73,24 @@ export async function routeFixed(c: Coefficients, deploy: { cfg: Int32Array; z: 
     const comp: [number, number][] = [];
     const cap = p.tiers[k]!.memoryGb;
     const compCap = c.gpuTflopPerHour[pr]! * c.configs[cf]!.gpus;
+    // KV coefficients below 1e-6 of capacity (kvMode 'paper') are left out of the row, as in the MILP, and their
+    // worst case (x = 1 each) is taken off the room the weights leave; when that room cannot hold it (weights
+    // filling the GPU), they stay in the row. Dropping them without the reservation let a pair whose weights fill
+    // its GPU exactly take traffic and overflow its memory (LPR and DVR plans broke (8f)).
+    const small: [number, number][] = [];
     for (let i = 0; i < I; i++) {
       const t = i * JK + pr;
       if (xv[t]! < 0) continue;
       const kv = kvPerGpu(c, t, i, j, k, cf) / cap;
       if (kv >= 1e-6) mem.push([xv[t]!, kv]);
+      else if (kv > 0) small.push([xv[t]!, kv]);
       comp.push([xv[t]!, c.computeLoad[t]! / compCap]);
     }
-    if (mem.length) b.addRow(`mem_${pr}`, mem, -Infinity, Math.max(0, 1 - weightsPerGpu(c, pr, cf) / cap));
+    let room = 1 - weightsPerGpu(c, pr, cf) / cap;
+    const reserve = small.reduce((s, [, kv]) => s + kv, 0);
+    if (reserve <= room) room -= reserve;
+    else mem.push(...small);
+    if (mem.length) b.addRow(`mem_${pr}`, mem, -Infinity, Math.max(0, room));
     if (comp.length) b.addRow(`comp_${pr}`, comp, -Infinity, 1);
   }
   const r = await solveModel(b.model, { ...(opts.timeLimitS !== undefined ? { timeLimitS: opts.timeLimitS } : {}) });
