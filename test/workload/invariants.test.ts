@@ -31,16 +31,7 @@ const newPath = (ext: string) => `${tmp.dir}/t${fileNo++}.${ext}`;
 // ---------------------------------------------------------------------------------------------------------
 
 /** What a row should read back as (arrival relative to the first row, or absolute for canonical). */
-interface Expected {
-  arrivalS: number;
-  inputTokens: number;
-  outputTokens: number;
-  model?: string;
-  tier?: string;
-  region?: string;
-  app?: string;
-  deadlineS?: number;
-}
+type Expected = Omit<TraceRequest, 'id'>;
 
 /** A generated file: its text, its format and what reading it must give. */
 interface Case {
