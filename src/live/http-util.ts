@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { UserError } from '../util/errors.ts';
 
 /** An OpenAI-style error body: `{ error: { message, type, param, code } }` (`param`: the request field at fault). */
@@ -46,6 +46,19 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
     req.on('end', () => resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts)));
     req.on('error', reject);
   });
+}
+
+/**
+ * Why a request body may not be read as JSON, from its Content-Type; null when it may. A missing type or any JSON
+ * type (`application/json`, `...+json`) is read; anything else (curl's default form encoding, `text/plain`, which
+ * a browser may post cross-site without a preflight) is refused, as vLLM's FastAPI server refuses it.
+ */
+export function nonJsonContentType(headers: IncomingHttpHeaders): string | null {
+  const type = headers['content-type'];
+  if (type === undefined) return null;
+  const media = type.split(';')[0]!.trim().toLowerCase();
+  if (media === 'application/json' || media.endsWith('+json')) return null;
+  return `Content-Type must be application/json, got '${type}' (curl: add -H 'Content-Type: application/json')`;
 }
 
 /** Parses a JSON object body; a string describing the problem when it is not one. */

@@ -108,6 +108,9 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
       assert.equal(((await typed.json()) as { error: { param: string } }).error.param, 'model');
       const role = await post(e, '/v1/chat/completions', { messages: [{ role: 'wizard', content: 'hi' }] });
       assert.equal(((await role.json()) as { error: { param: string } }).error.param, 'messages[0].role');
+      const plain = await fetch(`${e.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: MODEL, prompt: 'x' }) });
+      assert.equal(plain.status, 400); // fetch sends a string body as text/plain, which vLLM refuses
+      assert.match(((await plain.json()) as { error: { message: string } }).error.message, /Content-Type must be application\/json/);
       const get = await fetch(`${e.url}/v1/completions`);
       assert.equal(get.status, 405);
       assert.equal(get.headers.get('allow'), 'POST');

@@ -98,6 +98,11 @@ describe('gateway over emulators (loopback, openai client)', { timeout: 40_000 }
       assert.equal((await post(JSON.stringify({ model: 'gpt-9', prompt: 'x' }))).status, 404);
       assert.equal((await post(JSON.stringify({ model: MODEL, prompt: 'x', max_tokens: 0 }))).body.error.code, 'invalid_max_tokens');
       assert.equal((await post(JSON.stringify({ model: MODEL, prompt: 'x' }), { 'x-llmfleet-tier': 'gold' })).body.error.code, 'invalid_tier');
+      const plain = await post(JSON.stringify({ model: MODEL, prompt: 'x' }), { 'content-type': 'text/plain;charset=UTF-8' });
+      assert.equal(plain.status, 415);
+      assert.equal(plain.body.error.code, 'unsupported_media_type');
+      assert.match(plain.body.error.message, /Content-Type must be application\/json, got 'text\/plain;charset=UTF-8'/);
+      assert.equal((await post(JSON.stringify({ model: MODEL, prompt: 'x', max_tokens: 1 }), { 'content-type': 'application/json; charset=utf-8' })).status, 200);
       assert.equal((await fetch(`${f.gw.url}/v1/completions`)).status, 405);
       assert.equal((await fetch(`${f.gw.url}/v2/nothing`)).status, 404);
       await assert.rejects(f.client.completions.create({ model: 'nope', prompt: 'x' }), (e: unknown) => e instanceof OpenAI.NotFoundError);
@@ -172,7 +177,7 @@ describe('gateway over emulators (loopback, openai client)', { timeout: 40_000 }
       const gw = await startGateway(cfg(graceS));
       try {
         const t0 = performance.now();
-        const r = await fetch(`${gw.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: MODEL, prompt: 'x' }) });
+        const r = await fetch(`${gw.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, prompt: 'x' }) });
         assert.equal(r.status, 503);
         assert.equal(((await r.json()) as { error: { code: string } }).error.code, code);
         assert.ok(performance.now() - t0 >= minMs);
@@ -191,12 +196,12 @@ describe('gateway over emulators (loopback, openai client)', { timeout: 40_000 }
     const url = `http://127.0.0.1:${(html.address() as AddressInfo).port}`;
     const gw = await startGateway(gatewayConfigSchema.parse({ port: 0, pools: [{ model: MODEL, backends: [url] }], outlier: { consecutiveFailures: 100 } }));
     try {
-      const r = await fetch(`${gw.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: MODEL, prompt: 'x' }) });
+      const r = await fetch(`${gw.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, prompt: 'x' }) });
       assert.equal(r.status, 502);
       const body = (await r.json()) as { error: { code: string; message: string } };
       assert.equal(body.error.code, 'backend_error');
       assert.match(body.error.message, /answered 500 without a JSON error body/);
-      const bad = await fetch(`${gw.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: MODEL, prompt: 'x', temperature: 'hot' }) });
+      const bad = await fetch(`${gw.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, prompt: 'x', temperature: 'hot' }) });
       assert.equal(bad.status, 400);
       assert.equal(((await bad.json()) as { error: { param: string } }).error.param, 'temperature');
       const wrong = await fetch(`${gw.url}/v1/completions`);

@@ -78,6 +78,9 @@ describe('live fleet view and gateway helpers', () => {
     const p = (body: unknown, headers = {}) => parseCompletion(Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), false, headers, models, tiers);
     assert.deepEqual(p({ model: 'm', prompt: [1, 2, 3], max_tokens: 9, stream: true }, { 'x-llmfleet-tier': 'premium' }), { model: 'm', inputTokens: 3, maxTokens: 9, stream: true, tier: 'premium', priority: 0 });
     assert.equal((p('nope') as { code: string }).code, 'invalid_json');
+    assert.equal((p({ model: 'm', prompt: 'a' }, { 'content-type': 'application/x-www-form-urlencoded' }) as { status: number }).status, 415);
+    assert.equal((p({ model: 'm', prompt: 'a' }, { 'content-type': 'application/vnd.api+json' }) as { model: string }).model, 'm');
+    assert.equal((p({ model: 'm', prompt: 'a' }, {}) as { model: string }).model, 'm'); // no Content-Type: read as JSON, as FastAPI does
     assert.equal((p({ model: 'x', prompt: 'a' }) as { status: number }).status, 404);
     assert.equal((p({ model: 'm' }) as { code: string }).code, 'invalid_prompt');
     assert.equal((p({ model: 'm', prompt: 'a', max_tokens: 1.5 }) as { code: string }).code, 'invalid_max_tokens');

@@ -49,7 +49,7 @@ describe('simulator routers on the live fleet view', { timeout: 60_000 }, () => 
     try {
       const counts = new Map<string, number>();
       const jobs: Promise<void>[] = [];
-      for (const e of [fast, slow]) await (await fetch(`${e.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: MODEL, prompt: 'warm', max_tokens: 1 }) })).text();
+      for (const e of [fast, slow]) await (await fetch(`${e.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, prompt: 'warm', max_tokens: 1 }) })).text();
       for (let i = 0; i < 24; i++) {
         jobs.push(
           fetch(`${gw.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, prompt: new Array(500).fill(1), max_tokens: 40 }) }).then(async (r) => {

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { Rng } from '../../util/rng.ts';
 import { scaledClock, type LiveClock } from '../clock.ts';
-import { BodyTooLarge, listen, parseJsonObject, readBody, sendError, sendJson, SERVER_ROUTES } from '../http-util.ts';
+import { BodyTooLarge, listen, nonJsonContentType, parseJsonObject, readBody, sendError, sendJson, SERVER_ROUTES } from '../http-util.ts';
 import { syntheticToken } from '../tokens.ts';
 import { completionFields } from '../openai-request.ts';
 import { EmulatedBackend, type BackendSpec } from './backend.ts';
@@ -60,6 +60,8 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
       if (e instanceof BodyTooLarge) return sendError(res, 413, 'request body too large', 'invalid_request_error');
       return;
     }
+    const badType = nonJsonContentType(req.headers);
+    if (badType) return sendError(res, 400, badType, 'BadRequestError');
     const body = parseJsonObject(buf);
     if (typeof body === 'string') return sendError(res, 400, body, 'BadRequestError');
     // vLLM fills a missing model with the served one; any other value is an error.

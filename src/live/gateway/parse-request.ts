@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { parseJsonObject } from '../http-util.ts';
+import { nonJsonContentType, parseJsonObject } from '../http-util.ts';
 import { completionFields } from '../openai-request.ts';
 
 export const TIER_HEADER = 'x-llmfleet-tier';
@@ -25,10 +25,12 @@ export interface BadRequest {
 }
 
 /**
- * Validates a completion body (JSON object, served model, the fields of `completionFields`) and the tier header.
+ * Validates a completion body (a JSON Content-Type, a JSON object, served model, the fields of `completionFields`) and the tier header.
  * Prompt tokens are counted as the emulator counts them; `max_tokens` (default 16) is the predicted output.
  */
 export function parseCompletion(buf: Buffer, chat: boolean, headers: IncomingHttpHeaders, models: ReadonlySet<string>, tiers: { default: string; priorities: Record<string, number> }): ParsedRequest | BadRequest {
+  const badType = nonJsonContentType(headers);
+  if (badType) return { status: 415, message: badType, code: 'unsupported_media_type', param: null };
   const body = parseJsonObject(buf);
   if (typeof body === 'string') return { status: 400, message: body, code: 'invalid_json', param: null };
   const served = () => [...models].join(', ');
