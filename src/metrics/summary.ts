@@ -103,7 +103,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       pools,
     },
     engine: { iterations: res.iterations, preemptions: res.preemptions, ...(res.migrations ? { migrations: res.migrations } : {}) },
-    notes: res.notes,
+    notes: [...res.notes, ...unusedTierSlos(sc.slo.tiers, log.tiers)],
     sim: { simulatedSeconds: endS, events: res.events, wallSeconds },
   };
   if (res.spot) {
@@ -169,4 +169,12 @@ function peakInstances(res: SimResult): number {
 
 function sortKeys<T>(o: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** A per-tier SLO that no request carried is most likely a misspelt tier name: say so instead of ignoring it. */
+function unusedTierSlos(slos: Record<string, unknown>, seen: readonly string[]): string[] {
+  const unused = Object.keys(slos).filter((t) => !seen.includes(t));
+  if (unused.length === 0) return [];
+  const tiers = seen.filter((t) => t !== '');
+  return [`slo.tiers ${unused.map((t) => `'${t}'`).join(', ')}: no request carried ${unused.length === 1 ? 'this tier' : 'these tiers'} (tiers seen: ${tiers.length > 0 ? tiers.join(', ') : 'none'})`];
 }

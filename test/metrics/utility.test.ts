@@ -22,3 +22,11 @@ test('each request earns its tier utility when it meets its tier targets; the su
   const none = summarize(run(scenarioFor(trace), 'fast'), 0);
   assert.equal(none.utility, undefined, 'no utility configured, none reported');
 });
+
+test('a per-tier SLO that no request carried is named in the notes (a misspelt tier is not silently ignored)', () => {
+  const trace = writeTrace([{ t: 0, in: 10, out: 2, tier: 'iw-f' }]);
+  const s = summarize(run(scenarioFor(trace, { slo: { ttftS: 10, tpotS: 10, tiers: { 'IW-F': { ttftS: 0.02 }, 'iw-f': { ttftS: 1 } } } }), 'fast'), 0);
+  assert.deepEqual(s.notes.filter((n) => n.startsWith('slo.tiers')), ["slo.tiers 'IW-F': no request carried this tier (tiers seen: iw-f)"]);
+  const ok = summarize(run(scenarioFor(trace, { slo: { ttftS: 10, tpotS: 10, tiers: { 'iw-f': { ttftS: 1 } } } }), 'fast'), 0);
+  assert.equal(ok.notes.filter((n) => n.startsWith('slo.tiers')).length, 0);
+});
