@@ -32,7 +32,9 @@ export interface ComparisonSetup {
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.+-]*$/;
 
 /**
- * Parses `--variant NAME:PATH=VALUE[,PATH=VALUE…]`. Commas inside brackets or braces belong to the value
+ * Parses `--variant NAME:PATH=VALUE[,PATH=VALUE…]`. Each VALUE is read as `--set` reads it (a YAML scalar or
+ * flow collection), and a comma ends an override only where the text before it reads as a whole value: commas
+ * inside quotes (`"a,b"`, `'a,b'`, escaped quotes) and flow collections stay in their value
  * (`big:fleet.pools.0.engine={maxNumSeqs: 64, chunkedPrefill: false}` is one override). `NAME` alone, or
  * `NAME:`, is the base scenario unchanged.
  */
@@ -43,36 +45,46 @@ export function parseVariantFlag(flag: string): VariantSpec {
     throw new UserError(`--variant ${flag}: expected NAME:PATH=VALUE[,PATH=VALUE…] with NAME of letters, digits, '_', '.', '+', '-' (e.g. jsq:routing.policy=jsq)`);
   }
   const rest = colon < 0 ? '' : flag.slice(colon + 1);
-  const overrides = splitTopLevel(rest).map((s) => s.trim());
+  if (rest.trim() === '') return { name, overrides: [] };
+  const overrides = splitOverrides(rest, `--variant ${flag}: variant '${name}'`);
   for (const o of overrides) {
     const eq = o.indexOf('=');
     if (eq <= 0 || o.slice(0, eq).split('.').some((k) => k.trim() === '')) {
       throw new UserError(`--variant ${flag}: variant '${name}': expected PATH=VALUE, got '${o}' (e.g. routing.policy=jsq)`);
     }
   }
-  return { name, overrides: rest.trim() === '' ? [] : overrides };
+  return { name, overrides };
 }
 
-function splitTopLevel(s: string): string[] {
-  if (s.trim() === '') return [];
+/** Splits at the first comma after which the override so far reads as `--set` would read it; else errs. */
+function splitOverrides(rest: string, where: string): string[] {
   const out: string[] = [];
-  let depth = 0;
-  let quote = '';
   let start = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i]!;
-    if (quote) {
-      if (c === quote) quote = '';
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === '[' || c === '{') depth++;
-    else if (c === ']' || c === '}') depth = Math.max(0, depth - 1);
-    else if (c === ',' && depth === 0) {
-      out.push(s.slice(start, i));
-      start = i + 1;
+  for (;;) {
+    let cut = rest.indexOf(',', start);
+    while (cut >= 0 && !readsAsOverride(rest.slice(start, cut))) cut = rest.indexOf(',', cut + 1);
+    const piece = rest.slice(start, cut < 0 ? undefined : cut).trim();
+    if (cut < 0 && !readsAsOverride(piece)) {
+      throw new UserError(`${where}: ${piece}: expected PATH=VALUE with VALUE a YAML scalar or flow collection (an unbalanced quote, bracket or brace?); put a value with commas in quotes, [ ] or { }`);
     }
+    out.push(piece);
+    if (cut < 0) return out;
+    start = cut + 1;
   }
-  out.push(s.slice(start));
-  return out;
+}
+
+/** Whether `PATH=VALUE`'s value parses as `--set` parses it (applyOverrides); text without '=' is left to the caller. */
+function readsAsOverride(text: string): boolean {
+  const eq = text.indexOf('=');
+  if (eq <= 0) return true;
+  try {
+    // The newline: at the very end of its input the yaml lexer takes a last quote as closing, so `'''` and
+    // `"a\"` (prefixes of `''','` and `"a\",b"`) would read as whole values.
+    parseYamlValue(`${text.slice(eq + 1)}\n`);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The scenario file's optional `variants:` list (read here: the scenario schema itself stays strict). */

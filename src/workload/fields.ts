@@ -8,20 +8,22 @@ export const MAX_TRACE_TOKENS = 1_000_000_000;
 export const TOKENS_EXPECTED = 'an integer ≥ 1 and ≤ 1e9';
 
 /**
- * A bad cell. `got` is the number when the text reads as one (so "-5" prints as -5), else the raw text.
+ * A bad cell. `got` is the number when the text is one written plainly (so "-5" prints as -5), else the raw
+ * text (so "0.0", "00" or "1e3" print as written, not as the number they would round to).
  */
 export function badValue(source: string, line: number, path: string, expected: string, raw: unknown): ConfigError {
   let got = raw;
   if (typeof raw === 'string') {
     const t = raw.trim();
-    got = DECIMAL.test(t) ? Number(t) : raw;
+    got = DECIMAL.test(t) && String(Number(t)) === t ? Number(t) : raw;
   }
   return new ConfigError({ source, line, path, expected, got });
 }
 
 /**
- * Parses s[start, end) as a token count: plain decimal digits, value in [1, MAX_TRACE_TOKENS]. Returns -1 when the text is anything else; the caller then builds the error (keeps the hot path
- * free of allocation).
+ * Parses s[start, end) as a token count: plain decimal digits (leading zeros allowed, at most 15), value in
+ * [0, MAX_TRACE_TOKENS]. Returns -1 when the text is anything else; the caller then builds the error (keeps
+ * the hot path free of allocation). Callers that need ≥ 1 check the value themselves.
  */
 export function parseTokenCount(s: string, start: number, end: number): number {
   const len = end - start;
@@ -32,14 +34,25 @@ export function parseTokenCount(s: string, start: number, end: number): number {
     if (c < 0 || c > 9) return -1;
     v = v * 10 + c;
   }
-  return v >= 1 && v <= MAX_TRACE_TOKENS ? v : -1;
+  return v <= MAX_TRACE_TOKENS ? v : -1;
 }
 
-/** A token count cell (trimmed), or a ConfigError. */
+/** A token count cell (trimmed), ≥ 1, or a ConfigError. */
 export function tokenCell(raw: string, source: string, line: number, column: string): number {
   const t = raw.trim();
   const v = parseTokenCount(t, 0, t.length);
-  if (v < 0) throw badValue(source, line, column, TOKENS_EXPECTED, raw);
+  if (v < 1) throw badValue(source, line, column, TOKENS_EXPECTED, raw);
+  return v;
+}
+
+/**
+ * An output token count cell that may be 0 (`0`, `00`, ` 0 `): the Azure and BurstGPT readers skip those rows
+ * and count them. Anything else that is not a plain integer (`0.0`, `-1`) is a ConfigError saying `expected`.
+ */
+export function tokenCellOrZero(raw: string, source: string, line: number, column: string, expected: string): number {
+  const t = raw.trim();
+  const v = parseTokenCount(t, 0, t.length);
+  if (v < 0) throw badValue(source, line, column, expected, raw);
   return v;
 }
 
@@ -54,10 +67,6 @@ export function numberCell(raw: string, source: string, line: number, column: st
   return v;
 }
 
-/**
- * Splits one CSV line. Fast path: no quote character ⇒ a plain split on ','. Otherwise RFC 4180 quoting
- * ("a,b" and "" for a quote inside quotes); returns undefined for an unterminated quote.
- */
 /** The cells of one data row, which must have exactly `width` fields (else a ConfigError naming the line). */
 export function rowCells(line: string, width: number, path: string, lineNo: number): string[] {
   const cells = splitCsvLine(line);
@@ -67,14 +76,21 @@ export function rowCells(line: string, width: number, path: string, lineNo: numb
   return cells;
 }
 
+/**
+ * Splits one CSV line. Fast path: no quote character ⇒ a plain split on ','. Otherwise RFC 4180 quoting
+ * ("a,b" and "" for a quote inside quotes), with spaces or tabs allowed around a quoted cell (` "a" ` is a);
+ * returns undefined for an unterminated quote or text after a closing quote. Unquoted cells keep their spaces.
+ */
 export function splitCsvLine(line: string): string[] | undefined {
   if (line.indexOf('"') < 0) return line.split(',');
   const out: string[] = [];
   let i = 0;
   for (;;) {
-    if (line.charCodeAt(i) === 34) {
+    let j = i;
+    while (isSpace(line.charCodeAt(j))) j++;
+    if (line.charCodeAt(j) === 34) {
       let cell = '';
-      i++;
+      i = j + 1;
       for (;;) {
         const q = line.indexOf('"', i);
         if (q < 0) return undefined;
@@ -87,6 +103,7 @@ export function splitCsvLine(line: string): string[] | undefined {
         i = q + 1;
         break;
       }
+      while (isSpace(line.charCodeAt(i))) i++;
       out.push(cell);
       if (i >= line.length) return out;
       if (line.charCodeAt(i) !== 44) return undefined;
@@ -101,6 +118,19 @@ export function splitCsvLine(line: string): string[] | undefined {
       i = c + 1;
     }
   }
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9;
+}
+
+/**
+ * A CSV header's column names: split like a data row (quoted names, spaces around them), each trimmed, a BOM
+ * dropped. The one header normaliser of every CSV reader and of `detectFormat`, so they always agree.
+ */
+export function headerNames(line: string): string[] {
+  const text = line.charCodeAt(0) === 0xfeff ? line.slice(1) : line;
+  return (splitCsvLine(text) ?? [text]).map((n) => n.trim());
 }
 
 /** True when a line holds nothing but whitespace; readers skip such lines. */

@@ -4,9 +4,10 @@ import { z } from 'zod';
 import { UserError } from '../util/errors.ts';
 import type { Rng } from '../util/rng.ts';
 import { TRACE_FORMATS, type RequestSource } from './types.ts';
-import { detectFormat, openTrace } from './trace.ts';
+import { detectFormat, openTrace, type TraceOptions } from './trace.ts';
 import type { TraceStats } from './readers/reader.ts';
 import { applyTransforms } from './transforms.ts';
+import { SkipTally } from './skip-tally.ts';
 import { synthetic } from './generators/synthetic.ts';
 import { O365_DEFAULTS, O365_PRESETS, o365 } from './generators/o365.ts';
 import { fitEmpirical, fitLognormal, type LengthModel } from './generators/lengths.ts';
@@ -145,13 +146,16 @@ export type WorkloadSpec = z.output<typeof workloadSchema>;
 export type WorkloadInput = z.input<typeof workloadSchema>;
 
 /** Opens a trace a scenario field names (`field` goes in front of a missing-file error, so the user knows which). */
-function openRef(ref: { path: string; format?: (typeof TRACE_FORMATS)[number] | undefined }, baseDir: string, field: string) {
+function openRef(ref: { path: string; format?: (typeof TRACE_FORMATS)[number] | undefined }, baseDir: string, field: string, opts: TraceOptions = {}) {
   const path = isAbsolute(ref.path) ? ref.path : resolve(baseDir, ref.path);
   if (!existsSync(path)) throw new UserError(`${field}: ${ref.path}: file not found${isAbsolute(ref.path) ? '' : ` (relative paths are resolved against ${baseDir})`}`);
-  return openTrace(path, ref.format ?? detectFormat(path));
+  return openTrace(path, ref.format ?? detectFormat(path), opts);
 }
 
-/** A scenario's requests; `traceStats` (trace workloads only) counts what the latest pass read and skipped. */
+/**
+ * A scenario's requests; `traceStats` (trace workloads only) counts, for the latest pass, the requests handed
+ * on and the skipped rows the run replayed past (the rule: `SkipTally` in skip-tally.ts).
+ */
 export interface Workload extends RequestSource {
   readonly traceStats?: TraceStats;
 }
@@ -164,11 +168,10 @@ export interface Workload extends RequestSource {
  */
 export function openWorkload(spec: WorkloadSpec, rng: Rng, baseDir: string): Workload {
   let src: RequestSource;
-  let traceStats: TraceStats | undefined;
+  let tally: SkipTally | undefined;
   if (spec.trace !== undefined) {
-    const trace = openRef(spec.trace, baseDir, 'workload.trace.path');
-    traceStats = trace.stats;
-    src = trace;
+    const t = (tally = new SkipTally(spec.transforms));
+    src = openRef(spec.trace, baseDir, 'workload.trace.path', { onSkip: (reason, arrivalS) => t.add(reason, arrivalS) });
   } else if (spec.synthetic !== undefined) {
     const s = spec.synthetic;
     let lengths: LengthModel;
@@ -196,6 +199,8 @@ export function openWorkload(spec: WorkloadSpec, rng: Rng, baseDir: string): Wor
   const first = it.next();
   it.return?.();
   if (first.done) throw new UserError('workload: no requests (check the time window and limit)');
+  if (tally === undefined) return src;
   const all = src;
-  return traceStats ? { [Symbol.iterator]: () => all[Symbol.iterator](), traceStats } : all;
+  const t = tally;
+  return { [Symbol.iterator]: () => t.pass(all[Symbol.iterator]()), traceStats: t };
 }

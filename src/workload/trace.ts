@@ -1,7 +1,8 @@
 import { UserError } from '../util/errors.ts';
 import { TRACE_FORMATS, type TraceFormat, type TraceRequest } from './types.ts';
-import { LineReader, type LineReaderOptions } from './line-reader.ts';
-import { newStats, type TraceReader, type TraceStats } from './readers/reader.ts';
+import { LineReader } from './line-reader.ts';
+import { headerNames } from './fields.ts';
+import { newStats, type TraceOptions, type TraceReader, type TraceStats } from './readers/reader.ts';
 import { readAzure } from './readers/azure.ts';
 import { readBurstGpt } from './readers/burstgpt.ts';
 import { readMooncake } from './readers/mooncake.ts';
@@ -17,7 +18,7 @@ export const readers = {
   jsonl: readCanonicalJsonl,
 } satisfies Record<TraceFormat, TraceReader>;
 
-export type TraceOptions = LineReaderOptions;
+export type { TraceOptions };
 
 /**
  * A trace file as a re-iterable RequestSource: each `for…of` opens the file again and streams it (ids 0..,
@@ -82,7 +83,7 @@ export function detectFormat(path: string): TraceFormat {
     if (keys.includes('input_length') && keys.includes('timestamp')) return 'mooncake';
     return 'jsonl';
   }
-  const names = line.split(',').map((n) => n.trim().replace(/^"|"$/g, ''));
+  const names = headerNames(line);
   if (names[0] === 'TIMESTAMP' && names.includes('ContextTokens')) return 'azure';
   if (names.includes('Request tokens') && names.includes('Response tokens')) return 'burstgpt';
   if (names.includes('arrival_timestamp') && names.includes('prompt_size')) return 'splitwise';

@@ -50,6 +50,8 @@ test('bad variants and flags exit 2 with one line naming the variant', () => {
     [['--variant', 'x:routing.policy'], /variant 'x': expected PATH=VALUE/],
     [['--variant', 'ok:routing.policy=jsq', '--variant', 'typo:routing.policy=lest-kv'], /variant 'typo'/],
     [['--variant', 'm:fleet.pools.0.model=gpt-9'], /variant 'm'.*fleet\.pools\[0\]\.model: expected a model of the catalog: .*got "gpt-9"/],
+    [['--variant', 'x:name="abc,seed=2'], /^llmfleet: --variant x:name="abc,seed=2: variant 'x': name="abc,seed=2: expected PATH=VALUE with VALUE a YAML scalar or flow collection \(an unbalanced quote, bracket or brace\?\)/],
+    [['--variant', 'x:fleet.pools.0.engine={maxNumSeqs: 64'], /--variant x:fleet\.pools\.0\.engine=\{maxNumSeqs: 64: variant 'x': .*unbalanced quote, bracket or brace/],
     [['--workers', '-1'], /--workers/],
   ];
   for (const [args, re] of cases) {

@@ -63,7 +63,7 @@ test('a bad override exits as a UserError naming the variant and the override', 
     () => loadComparison({ variants: ['neg:fleet.pools.0.count=-1'] }),
     (e: Error) => e instanceof UserError && /variant 'neg'/.test(e.message) && /fleet\.pools\[0\]\.count/.test(e.message),
   );
-  assert.throws(() => loadComparison({ variants: ['bad:routing.policy=[1,'] }), (e: Error) => e instanceof UserError && /^variant 'bad': routing\.policy=\[1,/.test(e.message));
+  assert.throws(() => loadComparison({ variants: ['bad:routing.policy=[1,'] }), (e: Error) => e instanceof UserError && /^--variant bad:routing\.policy=\[1,: variant 'bad': routing\.policy=\[1,: expected PATH=VALUE/.test(e.message));
   assert.throws(() => loadComparison({ variants: ['a', 'a:seed=2'] }), /variant 'a' is given twice/);
 });
 
@@ -95,4 +95,38 @@ test('a variants: list in the scenario is read apart from the strict schema, and
   assert.equal(quoted.variants[0]!.scenario.name, '8');
   assert.throws(() => loadComparison({ file: scenarioFile(BASE) }), /nothing to compare/);
   assert.throws(() => loadComparison({ file: scenarioFile([...BASE, 'variants:', '  - name: a', '  - name: a']) }), /s\.yaml:9 variants\[1\]\.name: variant 'a' is given twice/);
+});
+
+test('regression: --variant splits on a comma only where the text before it is a whole YAML value, as --set reads it', () => {
+  const path = 'workload.synthetic.lengths={kind: empirical, path: "a,b.csv"}';
+  assert.deepEqual(parseVariantFlag(`x:${path},seed=2`), { name: 'x', overrides: [path, 'seed=2'] });
+  // An escaped quote inside a double-quoted value, a doubled one inside a single-quoted value.
+  assert.deepEqual(parseVariantFlag('x:name="say \\"hi, there\\"",seed=2'), { name: 'x', overrides: ['name="say \\"hi, there\\""', 'seed=2'] });
+  assert.deepEqual(parseVariantFlag("x:name='it''s, ok',seed=2"), { name: 'x', overrides: ["name='it''s, ok'", 'seed=2'] });
+  // Prefixes the yaml lexer reads leniently at the end of its input (`'''`, `"a\"`) are not taken for values.
+  assert.deepEqual(parseVariantFlag("x:name=''',',seed=2"), { name: 'x', overrides: ["name=''','", 'seed=2'] });
+  assert.deepEqual(parseVariantFlag('x:name="a\\",b",seed=2'), { name: 'x', overrides: ['name="a\\",b"', 'seed=2'] });
+  // A quote inside a plain value is just a character (YAML reads `it's` as it's), not the start of a string.
+  assert.deepEqual(parseVariantFlag("x:name=it's,seed=2"), { name: 'x', overrides: ["name=it's", 'seed=2'] });
+  assert.deepEqual(parseVariantFlag('x:fleet.pools.0.engine={maxNumSeqs: 64, chunkedPrefill: false},routing.policy=jsq'), {
+    name: 'x',
+    overrides: ['fleet.pools.0.engine={maxNumSeqs: 64, chunkedPrefill: false}', 'routing.policy=jsq'],
+  });
+  // Each override reads back exactly as a --set of the same text would.
+  const s = loadComparison({ variants: ['x:name="say \\"hi, there\\"",seed=2', "y:name=it's"] });
+  assert.deepEqual(s.variants.map((v) => [v.scenario.name, v.scenario.seed]), [['say "hi, there"', 2], ["it's", s.base.seed]]);
+});
+
+test('regression: an unbalanced quote, bracket or brace in --variant is one line naming the flag, the override and what was expected', () => {
+  for (const flag of ['x:name="abc,seed=2', 'x:fleet.pools.0.engine={maxNumSeqs: 64,seed=2', "x:name='it''s,seed=2", 'x:routing.policy=[jsq']) {
+    assert.throws(
+      () => parseVariantFlag(flag),
+      (e: Error) =>
+        e instanceof UserError &&
+        e.message.startsWith(`--variant ${flag}: variant 'x': `) &&
+        /a YAML scalar or flow collection .*unbalanced quote, bracket or brace/.test(e.message) &&
+        !e.message.includes('\n'),
+      flag,
+    );
+  }
 });

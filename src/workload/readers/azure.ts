@@ -1,8 +1,8 @@
 import { ConfigError } from '../../util/errors.ts';
 import type { TraceRequest } from '../types.ts';
-import { ByteLineReader, type LineReaderOptions } from '../line-reader.ts';
-import { MAX_TRACE_TOKENS, TOKENS_EXPECTED, badValue, emptyTrace, isBlank, outOfOrder } from '../fields.ts';
-import type { TraceStats } from './reader.ts';
+import { ByteLineReader } from '../line-reader.ts';
+import { MAX_TRACE_TOKENS, badValue, emptyTrace, headerNames, isBlank, outOfOrder, splitCsvLine, tokenCell, tokenCellOrZero } from '../fields.ts';
+import { skipRow, type TraceOptions, type TraceStats } from './reader.ts';
 
 /**
  * Azure LLM inference traces, 2023 (Splitwise) and 2024 (DynamoLLM, week-long):
@@ -105,7 +105,7 @@ function d2(b: Uint8Array, i: number): number {
   return x * 10 + y;
 }
 
-/** b[start, end) as a token count (plain digits, ≥ 0, ≤ 15 digits), or -1. */
+/** b[start, end) as a token count, or -1: the byte twin of `parseTokenCount` (same rules) for the hot path. */
 function tokens(b: Uint8Array, start: number, end: number): number {
   const len = end - start;
   if (len <= 0 || len > 15) return -1;
@@ -118,14 +118,14 @@ function tokens(b: Uint8Array, start: number, end: number): number {
   return v <= MAX_TRACE_TOKENS ? v : -1;
 }
 
-export function* readAzure(path: string, opts: LineReaderOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
+export function* readAzure(path: string, opts: TraceOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
   const lr = new ByteLineReader(path, opts);
   try {
     let more = lr.next();
     while (more && isBlank(lr.text())) more = lr.next();
     if (!more) throw emptyTrace(path);
     const header = lr.text();
-    const names = header.split(',').map((n) => n.trim());
+    const names = headerNames(header);
     if (names.length !== 3 || names.some((n, i) => n !== AZURE_HEADER[i])) {
       throw new ConfigError({ source: path, line: lr.lineNo, path: 'header', expected: AZURE_HEADER.join(','), got: header });
     }
@@ -140,18 +140,24 @@ export function* readAzure(path: string, opts: LineReaderOptions, stats: TraceSt
       while (c1 < end && b[c1] !== 44) c1++;
       let c2 = c1 + 1;
       while (c2 < end && b[c2] !== 44) c2++;
-      if (c2 >= end) {
-        if (isBlank(lr.text())) continue;
-        throw new ConfigError({ source: path, line: lr.lineNo, path: 'row', expected: '3 comma-separated fields', got: lr.text() });
+      let ticks = NaN;
+      let inputTokens = -1;
+      let outputTokens = -1;
+      if (c2 < end) {
+        ticks = clock.ticks(b, lr.start, c1);
+        inputTokens = tokens(b, c1 + 1, c2);
+        outputTokens = tokens(b, c2 + 1, end);
       }
-      const ticks = clock.ticks(b, lr.start, c1);
-      const inputTokens = tokens(b, c1 + 1, c2);
-      const outputTokens = tokens(b, c2 + 1, end);
-      if (ticks !== ticks || inputTokens < 1 || outputTokens < 0 || ticks < prevTicks) rowError(lr, c1, c2);
+      if (ticks !== ticks || inputTokens < 1 || outputTokens < 0) {
+        // Off the hot path: quoted or padded cells, a blank line, or a bad row (then it throws).
+        if (isBlank(lr.text())) continue;
+        ({ ticks, inputTokens, outputTokens } = slowRow(lr, clock));
+      }
+      if (ticks < prevTicks) throw outOfOrder(path, lr.lineNo, 'TIMESTAMP', splitCsvLine(lr.text())?.[0] ?? lr.text());
       if (prevTicks === -Infinity) firstTicks = ticks;
       prevTicks = ticks;
       if (outputTokens === 0) {
-        stats.skipped[AZURE_SKIP_NO_OUTPUT] = (stats.skipped[AZURE_SKIP_NO_OUTPUT] ?? 0) + 1;
+        skipRow(stats, opts, AZURE_SKIP_NO_OUTPUT, (ticks - firstTicks) / TICKS_PER_S);
         continue;
       }
       stats.rows++;
@@ -163,17 +169,21 @@ export function* readAzure(path: string, opts: LineReaderOptions, stats: TraceSt
   }
 }
 
-/** Builds the error for a bad row (off the hot path: decodes the line and re-checks each field in order). */
-function rowError(lr: ByteLineReader, c1: number, c2: number): never {
+/**
+ * A row the byte-level fast path could not take, read with the CSV rules every reader shares (quoted cells,
+ * spaces around cells); a bad row becomes the ConfigError naming its first bad field.
+ */
+function slowRow(lr: ByteLineReader, clock: AzureClock): { ticks: number; inputTokens: number; outputTokens: number } {
   const source = lr.path;
   const line = lr.lineNo;
-  const text = lr.text();
-  const cells = text.split(',');
-  if (cells.length !== 3) throw new ConfigError({ source, line, path: 'row', expected: '3 comma-separated fields', got: text });
-  if (Number.isNaN(new AzureClock().ticks(lr.buf, lr.start, c1))) {
-    throw badValue(source, line, 'TIMESTAMP', TIMESTAMP_EXPECTED, cells[0]!);
+  const cells = splitCsvLine(lr.text());
+  if (cells === undefined || cells.length !== 3) {
+    throw new ConfigError({ source, line, path: 'row', expected: '3 comma-separated fields', got: lr.text() });
   }
-  if (tokens(lr.buf, c1 + 1, c2) < 1) throw badValue(source, line, 'ContextTokens', TOKENS_EXPECTED, cells[1]!);
-  if (tokens(lr.buf, c2 + 1, lr.end) < 0) throw badValue(source, line, 'GeneratedTokens', 'an integer ≥ 0 and ≤ 1e9 (rows with 0 are skipped)', cells[2]!);
-  throw outOfOrder(source, line, 'TIMESTAMP', cells[0]!);
+  const stamp = Buffer.from(cells[0]!.trim());
+  const ticks = clock.ticks(stamp, 0, stamp.length);
+  if (ticks !== ticks) throw badValue(source, line, 'TIMESTAMP', TIMESTAMP_EXPECTED, cells[0]!);
+  const inputTokens = tokenCell(cells[1]!, source, line, 'ContextTokens');
+  const outputTokens = tokenCellOrZero(cells[2]!, source, line, 'GeneratedTokens', 'an integer ≥ 0 and ≤ 1e9 (rows with 0 are skipped)');
+  return { ticks, inputTokens, outputTokens };
 }

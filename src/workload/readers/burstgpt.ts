@@ -1,30 +1,31 @@
 import type { TraceRequest } from '../types.ts';
-import { LineReader, type LineReaderOptions } from '../line-reader.ts';
+import { LineReader } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell, rowCells } from '../fields.ts';
-import type { TraceStats } from './reader.ts';
+import { emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, headerNames, tokenCell, tokenCellOrZero, rowCells } from '../fields.ts';
+import { skipRow, type TraceOptions, type TraceStats } from './reader.ts';
 
 /**
  * BurstGPT (`Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type`): Timestamp in seconds
  * since the trace start, Model → `model`. Rows are located by header name; `Total tokens` and `Log Type`
  * are not used.
  *
- * Failed requests: BurstGPT logs a failure as `Response tokens` = 0. The simulator needs ≥ 1 output token,
- * and a failed request never occupied a GPU for decoding, so such rows are SKIPPED and counted in
- * `stats.skipped['failed (Response tokens 0)']`; they still count for arrival order, and a skipped first
- * row does not move time zero (arrivals are relative to the first row of the file). Any other bad value
- * (negative, not an integer, `Request tokens` 0) is a ConfigError.
+ * Failed requests: BurstGPT logs a failure as `Response tokens` = 0 (any plain zero: `0`, `00`, `"0"`). The
+ * simulator needs ≥ 1 output token, and a failed request never occupied a GPU for decoding, so such rows are
+ * SKIPPED and counted in `stats.skipped['failed (Response tokens 0)']`; they still count for arrival order,
+ * and a skipped first row does not move time zero (arrivals are relative to the first row of the file). Any
+ * other bad value (negative, not a plain integer such as `0.0`, `Request tokens` 0) is a ConfigError.
  */
 export const BURSTGPT_SKIP_FAILED = 'failed (Response tokens 0)';
 const REQUIRED = ['Timestamp', 'Model', 'Request tokens', 'Response tokens'] as const;
 const OPTIONAL = ['Total tokens', 'Log Type'] as const;
+const RESPONSE_EXPECTED = 'an integer ≥ 0 and ≤ 1e9 (0 = a failed request, skipped)';
 
-export function* readBurstGpt(path: string, opts: LineReaderOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
+export function* readBurstGpt(path: string, opts: TraceOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
   const lr = new LineReader(path, opts);
   try {
     const header = headerLine(lr);
     if (header === undefined) throw emptyTrace(path);
-    const names = splitCsvLine(header) ?? [header];
+    const names = headerNames(header);
     const cols = headerColumns(names, path, REQUIRED, OPTIONAL, false, lr.lineNo);
     const iT = cols.get('Timestamp')!;
     const iM = cols.get('Model')!;
@@ -44,11 +45,11 @@ export function* readBurstGpt(path: string, opts: LineReaderOptions, stats: Trac
       if (t0 !== t0) t0 = t;
       prev = t;
       const inputTokens = tokenCell(cells[iIn]!, path, lr.lineNo, 'Request tokens');
-      if (cells[iOut]!.trim() === '0') {
-        stats.skipped[BURSTGPT_SKIP_FAILED] = (stats.skipped[BURSTGPT_SKIP_FAILED] ?? 0) + 1;
+      const outputTokens = tokenCellOrZero(cells[iOut]!, path, lr.lineNo, 'Response tokens', RESPONSE_EXPECTED);
+      if (outputTokens === 0) {
+        skipRow(stats, opts, BURSTGPT_SKIP_FAILED, t - t0);
         continue;
       }
-      const outputTokens = tokenCell(cells[iOut]!, path, lr.lineNo, 'Response tokens');
       const model = cells[iM]!.trim();
       stats.rows++;
       const req: TraceRequest = { id: id++, arrivalS: t - t0, inputTokens, outputTokens };

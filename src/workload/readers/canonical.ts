@@ -1,7 +1,7 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader, type LineReaderOptions } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { badValue, emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell, rowCells } from '../fields.ts';
+import { badValue, emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, headerNames, tokenCell, rowCells } from '../fields.ts';
 import { jsonTokens, parseObject } from './mooncake.ts';
 import type { TraceStats } from './reader.ts';
 
@@ -35,7 +35,7 @@ export function* readCanonicalCsv(path: string, opts: LineReaderOptions, stats: 
   try {
     const header = headerLine(lr);
     if (header === undefined) throw emptyTrace(path);
-    const names = (splitCsvLine(header) ?? [header]).map((n) => n.trim());
+    const names = headerNames(header);
     headerColumns(names, path, [], Object.keys(ALIASES), false, lr.lineNo);
     // Map each canonical field to its column (one spelling only) and check the required ones.
     const col: Partial<Record<CanonicalField, number>> = {};

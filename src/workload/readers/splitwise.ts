@@ -1,6 +1,6 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader, type LineReaderOptions } from '../line-reader.ts';
-import { emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, splitCsvLine, tokenCell, rowCells } from '../fields.ts';
+import { emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, headerNames, tokenCell, rowCells } from '../fields.ts';
 import type { TraceStats } from './reader.ts';
 
 /**
@@ -18,7 +18,7 @@ export function* readSplitwise(path: string, opts: LineReaderOptions, stats: Tra
   try {
     const header = headerLine(lr);
     if (header === undefined) throw emptyTrace(path);
-    const names = splitCsvLine(header) ?? [header];
+    const names = headerNames(header);
     const cols = headerColumns(names, path, REQUIRED, OPTIONAL, true, lr.lineNo);
     const iT = cols.get('arrival_timestamp')!;
     const iIn = cols.get('prompt_size')!;
