@@ -6,6 +6,10 @@
  *   predictors (oracle, noisy, learned).
  * - `ablation [--seeds N] [--set ...]`: the preserve router's knobs (β = 0 removes the anticipator's penalty).
  * - `scaling [--seeds N] [--set ...]`: RQ2 table (preserve vs static 8, reactive) over days 3–4.
+ * - `scaling-trace [--seeds N | --seed-list 1,4,...] [--windows] [--set ...]`: the preserve scaler's decisions on the
+ *   scaling scenario, per seed: actions by reason, scale-outs cancelled while provisioning, the window with the
+ *   most SLO violations, and with `--windows` one row per 150-s window of days 3–4 (ready/provisioning counts,
+ *   adds/removes by rule, arrivals' mean normalised latency and SLO violations).
  * - `probe [scenario.yaml]`: the capacity probe (μ_p, μ_d, μ_pd per instance).
  * - `diagnose [--set ...]`: on the routing scenario with the preserve router, how often its choice differs from
  *   the same score with a 1-iteration horizon (no anticipation), from the Llumnix-like rule, and how far the
@@ -31,6 +35,8 @@ import { probeCapacity } from '../src/policy/preserve/capacity-probe.ts';
 import { preserveMetrics, type MetricsWindow, type PreserveMetrics } from '../src/policy/preserve/metrics.ts';
 import { lengthPredictors } from '../src/forecast/length/registry.ts';
 import { routers, type RouterName } from '../src/policy/routing/registry.ts';
+import { scalers } from '../src/policy/scaling/registry.ts';
+import type { ScaleAction, ScalingSignals } from '../src/policy/scaling/types.ts';
 import type { FleetView, RequestView } from '../src/policy/types.ts';
 import { loadScenario } from '../src/scenario/load.ts';
 import { simulate } from '../src/sim/simulator.ts';
@@ -119,6 +125,76 @@ function scalingTable(args: string[]): void {
     for (let seed = 1; seed <= seeds; seed++) ms.push(run(SCALING, [...s, `seed=${seed}`, ...extra], w));
     const m = Object.fromEntries(Object.keys(ms[0]!).map((k) => [k, ms.reduce((a, x) => a + (x[k as keyof typeof x] as number), 0) / ms.length])) as unknown as PreserveMetrics & { wallS: number };
     console.log(`${name.padEnd(18)} | ${f(m.instanceHours, 2).padStart(10)} | ${pct(m.resourceVsReference).padStart(11)} | ${f(m.peakNormLatencyS).padStart(11)} | ${f(m.p99NormLatencyS).padStart(10)} | ${f(m.meanTtftS).padStart(11)} | ${pct(m.sloViolation).padStart(9)} | ${f(m.wallS, 1)}`);
+  }
+}
+
+/** What the preserve scaler did, tick by tick, and where the latency of days 3–4 went. */
+function scalingTrace(args: string[]): void {
+  const list = flag(args, '--seed-list');
+  const seeds = list ? list.split(',').map(Number) : Array.from({ length: Number(flag(args, '--seeds') ?? 3) }, (_, i) => i + 1);
+  const windows = args.includes('--windows');
+  const extra = sets(args);
+  const W = 150;
+  const from = 7200;
+  const to = 14400;
+  const entry = scalers.preserve;
+  const orig = entry.make;
+  console.log(`scaling-trace: ${SCALING} ${extra.join(' ')}, preserve scaler`);
+  for (const seed of seeds) {
+    const ticks: { now: number; ready: number; prov: number; acts: ScaleAction[] }[] = [];
+    (entry as { make: unknown }).make = (o: never, c: never) => {
+      const r = orig(o, c);
+      return {
+        name: r.name,
+        decide(sg: ScalingSignals) {
+          const acts = r.decide(sg);
+          const p = sg.pools[0]!;
+          ticks.push({ now: sg.now, ready: p.ready, prov: p.provisioning, acts });
+          return acts;
+        },
+      };
+    };
+    let res: ReturnType<typeof simulate>;
+    try {
+      const { scenario, baseDir } = loadScenario({ file: SCALING, sets: [`seed=${seed}`, ...extra] });
+      res = simulate(scenario, baseDir, { mode: 'fast' });
+    } finally {
+      (entry as { make: unknown }).make = orig;
+    }
+    const m = preserveMetrics(res, { fromS: from, toS: to, referenceInstances: 8 });
+    const count: Record<string, number> = {};
+    for (const t of ticks) {
+      if (t.now < from || t.now >= to) continue;
+      for (const a of t.acts) if (a.kind !== 'hold') count[`${a.kind}:${a.reason}`] = (count[`${a.kind}:${a.reason}`] ?? 0) + a.count;
+    }
+    const cancelled = res.fleet.instances.filter((i) => i.stoppedS >= from && i.stoppedS < to && i.stoppedS < i.readyS).length;
+    // Per 150-s window of arrival: requests, Σ normalised latency of the completed ones, SLO violations (> 0.2 s or unfinished).
+    const log = res.log;
+    const cells = new Map<number, { n: number; s: number; v: number }>();
+    for (let w0 = from; w0 < to; w0 += W) cells.set(w0, { n: 0, s: 0, v: 0 });
+    for (let i = 0; i < log.n; i++) {
+      const a = log.arrival[i]!;
+      if (a < from || a >= to) continue;
+      const c = cells.get(from + Math.floor((a - from) / W) * W)!;
+      const nl = log.isDone(i) ? log.e2e[i]! / Math.max(1, log.output[i]!) : Infinity;
+      c.n++;
+      if (Number.isFinite(nl)) c.s += nl;
+      if (nl > 0.2) c.v++;
+    }
+    const total = [...cells.values()].reduce((a, c) => a + c.v, 0);
+    const [worst, wc] = [...cells.entries()].sort((a, b) => b[1].v - a[1].v || a[0] - b[0])[0]!;
+    console.log(`seed ${seed}: instance-h ${f(m.instanceHours, 2)}, peak ${f(m.peakNormLatencyS)}, p99 ${f(m.p99NormLatencyS)}, SLO viol. ${pct(m.sloViolation)}, preemptions ${m.preemptions}; ` +
+      `${Object.entries(count).sort().map(([k, v]) => `${k} ${v}`).join(', ')}; cancelled while provisioning ${cancelled}; ` +
+      `worst window ${worst}: ${wc.v} of ${total} violations`);
+    if (!windows) continue;
+    const tag: Record<string, string> = { 'tier1-target': 'A', 'anticipated-overload': 'B', 'anticipated-underload': 'C' };
+    console.log('  window s | ready min–max | prov max | actions (+add −remove, rule A/B/C @ s into the window)     | norm s | viol.');
+    for (const [w0, c] of cells) {
+      const ts = ticks.filter((t) => t.now >= w0 && t.now < w0 + W);
+      const acts = ts.flatMap((t) => t.acts.filter((a) => a.kind !== 'hold').map((a) => `${a.kind === 'add' ? '+' : '−'}${a.count}${tag[a.reason] ?? a.reason}@${t.now - w0}`));
+      const rs = ts.map((t) => t.ready);
+      console.log(`  ${String(w0).padStart(8)} | ${`${Math.min(...rs)}–${Math.max(...rs)}`.padStart(13)} | ${String(Math.max(...ts.map((t) => t.prov))).padStart(8)} | ${acts.join(' ').padEnd(56)} | ${f(c.s / Math.max(1, c.n))} | ${c.v}/${c.n}`);
+    }
   }
 }
 
@@ -409,6 +485,9 @@ switch (mode) {
   case 'ablation':
     ablationTable(rest);
     break;
+  case 'scaling-trace':
+    scalingTrace(rest);
+    break;
   case 'probe':
     probe(rest);
     break;
@@ -428,6 +507,6 @@ switch (mode) {
     sweepTable(rest);
     break;
   default:
-    console.error(`unknown mode ${mode}; expected overhead | routing | ablation | scaling | probe | sweep | paired | diagnose | balance | bimodal-trace`);
+    console.error(`unknown mode ${mode}; expected overhead | routing | ablation | scaling | scaling-trace | probe | sweep | paired | diagnose | balance | bimodal-trace`);
     process.exitCode = 2;
 }

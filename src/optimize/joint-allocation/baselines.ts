@@ -2,11 +2,13 @@ import { solveModel } from '../highs.ts';
 import type { Coefficients } from './coefficients.ts';
 import { evaluate, type Allocation } from './evaluate.ts';
 import { buildMilp, solveMilp } from './milp.ts';
-import { routeFixed } from './route.ts';
+import { routeHonouringCaps } from './route.ts';
 
 /**
  * The paper's baselines (digest §4.9). The paper gives one line each; these designs are ours [A] and are
  * documented in docs/fidelity/joint-allocation.md. All use the same deployment space and budget.
+ * LPR and DVR route their deployment with u_i ≤ ζ_i (`routeHonouringCaps`); when no routing of it meets the
+ * caps, they route with u ∈ [0, 1] and the plan breaks ζ (reported as infeasible). HF is the MILP and honours ζ.
  */
 
 function minGpuConfig(c: Coefficients, pr: number, minGpus = 1): number {
@@ -35,7 +37,7 @@ function tryOpen(c: Coefficients, cfg: Int32Array, z: Uint8Array, pr: number, cf
   return true;
 }
 
-/** LPR: LP relaxation of 𝒫_DM, then greedy rounding (pairs by LP q, config = largest LP w), then routing LP. */
+/** LPR: LP relaxation of 𝒫_DM (u ≤ ζ), then greedy rounding (pairs by LP q, config = largest LP w), then routing LP. */
 export async function lpr(c: Coefficients, opts: { timeLimitS?: number } = {}): Promise<Allocation> {
   const m = buildMilp(c, { encoding: 'compact' });
   const r = await solveModel(m.model, { relax: true, ...(opts.timeLimitS !== undefined ? { timeLimitS: opts.timeLimitS } : {}) });
@@ -55,7 +57,7 @@ export async function lpr(c: Coefficients, opts: { timeLimitS?: number } = {}): 
       if (types.length) tryOpen(c, cfg, z, pr, cf, types, spent);
     }
   }
-  return (await routeFixed(c, { cfg, z })).allocation;
+  return (await routeHonouringCaps(c, { cfg, z })).allocation;
 }
 
 /**
@@ -82,7 +84,7 @@ export async function dvr(c: Coefficients): Promise<Allocation> {
       if (cf >= 0 && tryOpen(c, cfg, z, pr, cf, [i], spent)) break;
     }
   }
-  return (await routeFixed(c, { cfg, z })).allocation;
+  return (await routeHonouringCaps(c, { cfg, z })).allocation;
 }
 
 /** HF (after DynamoLLM): a homogeneous fleet — 𝒫_DM restricted to one tier, for every tier; keep the best. */

@@ -7,7 +7,7 @@ import { MAX_MILP_NONZEROS, MAX_MILP_VARS, MilpTooLargeError, solveMilp, type En
 import { UserError } from '../../util/errors.ts';
 import type { Problem } from './problem.ts';
 import { checkHeadroom, isNoHeadroom, sloFactors, withHeadroom, type Headroom } from './headroom.ts';
-import { routeFixed } from './route.ts';
+import { hasUnservedCaps, honourUnservedCaps, routeHonouringCaps } from './route.ts';
 
 export const SOLVERS = ['milp', 'gh', 'agh', 'lpr', 'dvr', 'hf'] as const;
 export type SolverName = (typeof SOLVERS)[number];
@@ -112,12 +112,23 @@ export function planFromAllocation(c: Coefficients, a: Allocation | null, base: 
   }
   const bound = base.bound ?? null;
   const gap = base.gap !== undefined ? base.gap : bound !== null ? Math.max(0, (ev.objective - bound) / Math.max(Math.abs(ev.objective), 1e-9)) : null;
-  return {
+  const plan = {
     status: base.status ?? (ev.feasible ? 'feasible' : 'infeasible'),
     objective: ev.objective, costBreakdown: ev.costBreakdown, bound, gap, boundSource: bound !== null ? 'milp' : null,
     feasible: ev.feasible, violations: ev.violations, perType: ev.perType, gpusByTier: ev.gpusByTier,
     budgetUsedUsd: ev.budgetUsedUsd, storageUsedGb: ev.storageUsedGb, deployments, routing, size, notes: [], ...base,
   } as Plan;
+  // The one place a plan that breaks an unserved cap ζ_i is flagged, whatever the solver: status infeasible
+  // (never "optimal"/"feasible") and a note naming the types.
+  const capped = ev.violations.filter((v) => v.family === 'unserved-cap').length > 0;
+  if (capped) {
+    plan.status = 'infeasible';
+    const over = ev.perType.map((t, i) => ({ t, cap: p.types[i]!.unservedCap })).filter(({ t, cap }) => t.unserved > cap + 1e-6 * Math.max(1, cap));
+    plan.notes.push(`the plan breaks the unserved cap ζ: ${over.map(({ t, cap }) => `${t.type} ${(t.unserved * 100).toFixed(2)} % unserved > ζ ${+(cap * 100).toFixed(4)} %`).join(', ')}` +
+      (base.solver === 'milp' || base.solver === 'hf' ? ' (status infeasible)'
+        : ` (${base.solver}'s deployment has no routing that meets it, on its admissions or with those types admitted on every deployed pair; status infeasible)`));
+  }
+  return plan;
 }
 
 /** Solves a problem with one method and returns the plan (the single entry point the CLI and studies use). */
@@ -203,11 +214,23 @@ async function runSolver(c: Coefficients, solver: SolverName, opts: PlanOptions)
   let a: Allocation | null;
   const notes: string[] = [];
   switch (solver) {
-    case 'gh': a = greedy(c).toAllocation(); break;
+    // GH and AGH do not plan against ζ < 1; `honourUnservedCaps` re-routes a plan of theirs that breaks a cap
+    // with u ≤ ζ (no-op with every ζ_i = 1, as in every study).
+    case 'gh': a = await honourUnservedCaps(c, greedy(c).toAllocation()); break;
     case 'agh': {
       const r = agh(c, { seed: opts.seed ?? 0 });
-      a = r.state.toAllocation();
+      a = await honourUnservedCaps(c, r.state.toAllocation());
       notes.push(`AGH ran ${r.orderingsRun} orderings; best was #${r.bestOrdering}`);
+      if (hasUnservedCaps(c)) {
+        // AGH's search contains GH's ordering and keeps the best feasible plan (digest §7.1): GH's plan re-routed
+        // under the caps is one more candidate, so AGH stays ≤ GH.
+        const g = await honourUnservedCaps(c, greedy(c).toAllocation());
+        const eg = evaluate(c, g), ea = evaluate(c, a);
+        if (eg.feasible && (!ea.feasible || eg.objective < ea.objective - 1e-9)) {
+          a = g;
+          notes.push('under the unserved caps, GH\'s plan re-routed with u ≤ ζ was better than AGH\'s and is returned');
+        }
+      }
       break;
     }
     case 'lpr': a = await lpr(c, opts.timeLimitS !== undefined ? { timeLimitS: opts.timeLimitS } : {}); break;
@@ -238,11 +261,9 @@ async function solveWithHeadroom(c: Coefficients, h: Headroom, opts: PlanOptions
   let nominal: Allocation | null = null;
   if (raw.allocation) {
     // u ≤ ζ_i kept: the inflated plan's own routing meets it nominally (same deployment, looser rows), so a plan
-    // that honours the caps keeps honouring them; a plan that already breaks one (the heuristics do not plan
-    // against caps) is re-routed with u ∈ [0, 1] as before.
-    const deploy = { cfg: raw.allocation.cfg, z: raw.allocation.z };
-    let r = await routeFixed(c, deploy, { strictCap: true });
-    if (!r.ok) r = await routeFixed(c, deploy);
+    // that honours the caps keeps honouring them; a deployment with no routing that meets them is re-routed
+    // with u ∈ [0, 1] and reported as breaking ζ (`planFromAllocation`).
+    const r = await routeHonouringCaps(c, { cfg: raw.allocation.cfg, z: raw.allocation.z });
     nominal = r.ok ? r.allocation : raw.allocation;
     if (!r.ok) notes.push('nominal re-routing failed (LP solver); routing is the inflated plan\'s, scored on the nominal coefficients');
   }

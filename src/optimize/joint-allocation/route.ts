@@ -1,6 +1,6 @@
 import { ModelBuilder, solveModel } from '../highs.ts';
 import { delayOf, kvPerGpu, weightsPerGpu, type Coefficients } from './coefficients.ts';
-import { emptyAllocation, type Allocation } from './evaluate.ts';
+import { emptyAllocation, evaluate, type Allocation } from './evaluate.ts';
 
 /**
  * Routing-only LP (digest §4.7, Stage 2): deployment (y, q, w) and admissions z fixed, re-optimise x and u.
@@ -111,4 +111,73 @@ export async function routeFixed(c: Coefficients, deploy: { cfg: Int32Array; z: 
     a.u[i] = Math.max(0, 1 - served);
   }
   return { allocation: a, objective: r.objective!, ok: true };
+}
+
+/** Whether any type has an unserved cap ζ_i < 1 (with none, u ≤ ζ is the LP's own bound u ≤ 1). */
+export function hasUnservedCaps(c: Coefficients): boolean {
+  return c.p.types.some((t) => t.unservedCap < 1);
+}
+
+/** Types whose unserved share in `a` is above their cap ζ_i (the evaluator's tolerance). */
+function typesOverCap(c: Coefficients, a: Allocation): number[] {
+  return evaluate(c, a).perType.flatMap((t, i) => {
+    const cap = c.p.types[i]!.unservedCap;
+    return t.unserved > cap + 1e-6 * Math.max(1, cap) ? [i] : [];
+  });
+}
+
+/**
+ * A deployment's admissions may be what breaks a cap (GH admits a type only where its greedy put traffic; LPR
+ * only where the LP relaxation did; DVR one pair per type). `types` are then admitted on every deployed pair,
+ * routed with u ≤ ζ, the added admissions the LP left unused dropped (they cost model storage C2 and weights'
+ * storage) and the rest routed again. Taken only when the evaluator finds the result feasible; else null.
+ */
+async function widenedRoute(c: Coefficients, deploy: { cfg: Int32Array; z: Uint8Array }, types: number[], opts: Omit<RouteOptions, 'strictCap'>): Promise<RouteResult | null> {
+  const JK = c.J * c.K;
+  const z = deploy.z.slice();
+  let added = false;
+  for (const i of types) for (let pr = 0; pr < JK; pr++) if (deploy.cfg[pr]! >= 0 && !z[i * JK + pr]) { z[i * JK + pr] = 1; added = true; }
+  if (!added) return null;
+  const wide = await routeFixed(c, { cfg: deploy.cfg, z }, { ...opts, strictCap: true });
+  if (!wide.ok) return null;
+  for (let t = 0; t < z.length; t++) if (z[t] && !deploy.z[t] && !(wide.allocation.x[t]! > 0)) z[t] = 0;
+  const r = await routeFixed(c, { cfg: deploy.cfg, z }, { ...opts, strictCap: true });
+  return r.ok && evaluate(c, r.allocation).feasible ? r : null;
+}
+
+/**
+ * Routing of a fixed deployment that honours the unserved caps ζ_i where the deployment allows, for LPR, DVR and
+ * headroom plans: (1) the LP with u_i ≤ ζ_i on the given admissions; (2) when that is infeasible, the types the
+ * unconstrained routing leaves over their cap are admitted on every deployed pair (`widenedRoute`); (3) when that
+ * fails too, the LP with u ∈ [0, 1], whose plan then breaks a cap — the evaluator reports it (`unserved-cap`
+ * violation) and `planFromAllocation` marks the plan infeasible (`capsMet: false`). With every ζ_i = 1 it is
+ * `routeFixed` (one LP, the same model as before).
+ */
+export async function routeHonouringCaps(c: Coefficients, deploy: { cfg: Int32Array; z: Uint8Array }, opts: Omit<RouteOptions, 'strictCap'> = {}): Promise<RouteResult & { capsMet: boolean }> {
+  if (!hasUnservedCaps(c)) return { ...(await routeFixed(c, deploy, opts)), capsMet: true };
+  const strict = await routeFixed(c, deploy, { ...opts, strictCap: true });
+  if (strict.ok) return { ...strict, capsMet: true };
+  const soft = await routeFixed(c, deploy, opts);
+  if (soft.ok) {
+    const wide = await widenedRoute(c, deploy, typesOverCap(c, soft.allocation), opts);
+    if (wide) return { ...wide, capsMet: true };
+  }
+  return { ...soft, capsMet: false };
+}
+
+/**
+ * GH and AGH construct plans without looking at ζ (digest §3.3: "a type can end with u_i > ζ_i"). A plan of
+ * theirs that breaks a cap keeps its deployment and is re-routed with u ≤ ζ: on its own admissions, then with
+ * the types over their cap admitted on every deployed pair (`widenedRoute`); the first result the evaluator
+ * finds feasible is taken. Otherwise the plan is returned as it was, and `planFromAllocation` reports it as
+ * breaking ζ (status infeasible). A plan that meets every cap, and any plan when every ζ_i = 1, is unchanged.
+ */
+export async function honourUnservedCaps(c: Coefficients, a: Allocation): Promise<Allocation> {
+  if (!hasUnservedCaps(c)) return a;
+  const over = typesOverCap(c, a);
+  if (over.length === 0) return a;
+  const deploy = { cfg: a.cfg, z: a.z };
+  const r = await routeFixed(c, deploy, { strictCap: true });
+  if (r.ok && evaluate(c, r.allocation).feasible) return r.allocation;
+  return (await widenedRoute(c, deploy, over, {}))?.allocation ?? a;
 }
