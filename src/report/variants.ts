@@ -1,9 +1,8 @@
 import { dirname, resolve } from 'node:path';
-import { parse as parseYamlValue } from 'yaml';
 import { z } from 'zod';
 import { applyScenarioFlags, DEFAULT_SCENARIO, PROJECT_ROOT, readScenarioDoc, validateScenario, type ScenarioInput } from '../scenario/load.ts';
 import type { Scenario } from '../scenario/schema.ts';
-import { applyOverrides, validateConfig } from '../util/config-file.ts';
+import { applyOverrides, overrideValue, validateConfig } from '../util/config-file.ts';
 import { ConfigError, UserError } from '../util/errors.ts';
 
 /** The scenario `compare` runs when given none: three routers on the Azure conversation trace. */
@@ -78,9 +77,7 @@ function readsAsOverride(text: string): boolean {
   const eq = text.indexOf('=');
   if (eq <= 0) return true;
   try {
-    // The newline: at the very end of its input the yaml lexer takes a last quote as closing, so `'''` and
-    // `"a\"` (prefixes of `''','` and `"a\",b"`) would read as whole values.
-    parseYamlValue(`${text.slice(eq + 1)}\n`);
+    overrideValue(text.slice(eq + 1));
     return true;
   } catch {
     return false;
@@ -154,7 +151,7 @@ export function loadComparison(input: ComparisonInput): ComparisonSetup {
 function overrideText(v: unknown): string {
   if (typeof v === 'string') {
     try {
-      if (parseYamlValue(v) === v && !v.includes(',')) return v;
+      if (overrideValue(v) === v && !v.includes(',')) return v;
     } catch {
       // not valid bare: quote it below
     }

@@ -127,14 +127,25 @@ export function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
   return v;
 }
 
+/** Keys that would reach Object.prototype instead of the config. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
+
+/**
+ * The VALUE of a `PATH=VALUE` override, read as a YAML scalar or flow collection; an empty VALUE is ''.
+ * Throws (the yaml error) where VALUE is not one.
+ */
+export function overrideValue(text: string): unknown {
+  if (text.trim() === '') return '';
+  // The newline: at the very end of its input the yaml lexer takes a last quote as closing, so `'''` would
+  // read as the string `'` and `"a\"` as `a"` instead of failing as unterminated.
+  return parseYamlValue(`${text}\n`);
+}
+
 /**
  * Applies `PATH=VALUE` overrides to a raw config (before validation). PATH is dotted; numeric segments index
  * arrays (`fleet.pools.0.count=8`). VALUE is read as a YAML scalar or flow collection (`8`, `true`, `jsq`,
  * `[1, 2]`, `{kind: poisson, ratePerS: 5}`). Returns the overridden paths.
  */
-/** Keys that would reach Object.prototype instead of the config. */
-const FORBIDDEN_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
-
 export function applyOverrides(raw: unknown, sets: readonly string[]): PropertyKey[][] {
   const paths: PropertyKey[][] = [];
   for (const s of sets) {
@@ -143,11 +154,10 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): PropertyK
     const keys = s.slice(0, eq).split('.');
     let value: unknown;
     try {
-      value = parseYamlValue(s.slice(eq + 1));
+      value = overrideValue(s.slice(eq + 1));
     } catch {
       throw new UserError(`--set ${s}: the value is not a valid YAML scalar or flow collection`);
     }
-    if (value === null && s.slice(eq + 1).trim() === '') value = '';
     const path: PropertyKey[] = keys.map((k) => (/^\d+$/.test(k) ? Number(k) : k));
     if (path.some((k) => k === '')) throw new UserError(`--set ${s}: empty segment in the path`);
     const forbidden = keys.find((k) => FORBIDDEN_KEYS.has(k));

@@ -20,6 +20,13 @@ test('malformed overrides are user errors naming the flag', () => {
   assert.throws(() => applyOverrides({}, ['routing.policy']), (e: unknown) => e instanceof UserError && /--set routing\.policy: expected PATH=VALUE/.test(e.message));
   assert.throws(() => applyOverrides({ a: 3 }, ['a.b=1']), (e: unknown) => e instanceof UserError && /'a' is a number/.test(e.message));
   assert.throws(() => applyOverrides({}, ['a..b=1']), /empty segment/);
+  // An unterminated quote is an error, not the text up to the end (the yaml lexer's end-of-input leniency).
+  for (const v of ["'''", '"a\\"', "'a"]) {
+    assert.throws(() => applyOverrides({}, [`name=${v}`]), (e: unknown) => e instanceof UserError && /not a valid YAML scalar/.test(e.message), v);
+  }
+  const quoted: Record<string, unknown> = {};
+  applyOverrides(quoted, ["a=''''", 'b="x\\"y"', 'c=  ']);
+  assert.deepEqual(quoted, { a: "'", b: 'x"y', c: '' });
   const pools = () => ({ fleet: { pools: [{ count: 1 }] } });
   assert.throws(() => applyOverrides(pools(), ['fleet.pools.5.count=1']), /'fleet\.pools' got index 5, but the list has 1 item \(use 0–1\)/);
   assert.throws(() => applyOverrides(pools(), ['fleet.pools.-1.count=1']), /'-1' is not a path segment/);
