@@ -157,329 +157,334 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   // Output-length prediction: what policies see at arrival; it learns from each completion.
   const predictor = lengthPredictors[sc.prediction.length](hash32(`${sc.seed}/prediction`));
   const arrivalsByKey = new Map<string, { model: string; region: string; tier: string; requests: number; inputTokens: number; predictedOutputTokens: number }>();
-  const log = new RequestLog();
-  const q = new EventQueue();
-  const endLimit = sc.endS ?? Infinity;
-
   checkScenarioNames(sc, catalog);
-  const netDelay = networkDelay(sc.network);
-  let inflight = 0;
-  let events = 0;
-  const timeline = new Timeline(sc.output.timelineIntervalS);
-  const fleet: Fleet = new Fleet({
-    onFinish(r) {
-      predictor.observe(r);
-      log.finish(r);
-      timeline.completed++;
-      inflight--;
-      if (heldCount > 0) offerModels.add(r.model);
-    },
-  });
-  for (const p of pools) {
-    const spec = sc.fleet.pools[pools.indexOf(p)]!;
-    for (let i = 0; i < spec.count; i++) fleet.add(p, 0, true);
-  }
-
   const workload = openWorkload(sc.workload, rng.fork('workload'), baseDir);
   const source: Iterator<TraceRequest> = workload[Symbol.iterator]();
-  let sourceDone = false;
-  let arrived = 0;
-  const pullArrival = () => {
-    const n = source.next();
-    if (n.done) {
-      sourceDone = true;
-      return;
-    }
-    pending = n.value;
-    q.push({ kind: 'arrival', t: n.value.arrivalS });
-  };
-  let pending: TraceRequest | null = null;
-  pullArrival();
-  if (pending !== null && (pending as TraceRequest).arrivalS > MAX_LEAD_IN_S) {
-    // The fleet runs (and is billed) from t = 0: a first arrival years later is a clock mix-up, not a workload.
-    const t = (pending as TraceRequest).arrivalS;
-    const where = sc.workload.trace ? `${sc.workload.trace.path}: ` : '';
-    throw new UserError(`${where}the first request arrives at t = ${t} s (${(t / (365 * 86400)).toFixed(1)} years after the run starts at 0): arrival times look absolute (Unix time?); re-base them with workload.transforms.window.startS = ${t}`);
-  }
-  const deferred: SimRequest[] = [];
-  // Requests a router holds at the gateway (`defer` with `hold: true`, e.g. SageServe's NIW queue manager):
-  // one FIFO per model, offered to the router again, head first, whenever a request of that model finishes
-  // (the endpoint's signal) and at every timeline sample. Unlike `deferred`, they are not dropped after
-  // `maxDeferS`; whatever is still held when the run ends is dropped as 'held'. No router holds by default.
-  const held = new Map<string, { items: SimRequest[]; head: number }>();
-  const offerModels = new Set<string>();
-  let heldCount = 0;
-  const hold = (r: SimRequest) => {
-    let h = held.get(r.model);
-    if (!h) held.set(r.model, (h = { items: [], head: 0 }));
-    h.items.push(r);
-    heldCount++;
-  };
-  const offerHeld = (model: string, t: number) => {
-    const h = held.get(model);
-    if (!h) return;
-    while (h.head < h.items.length) {
-      const r = h.items[h.head]!;
-      if (dispatch(r, t) !== 'sent') break;
-      h.items[h.head++] = undefined as unknown as SimRequest;
-      heldCount--;
-    }
-    if (h.head > 1024 && h.head * 2 > h.items.length) {
-      h.items = h.items.slice(h.head);
-      h.head = 0;
-    }
-  };
+  // Closed however the run ends (endS reached, an error thrown): a trace reader holds its file open until then.
+  try {
+    const log = new RequestLog();
+    const q = new EventQueue();
+    const endLimit = sc.endS ?? Infinity;
 
-  const drop = (r: SimRequest, reason: string) => {
-    r.status = 'dropped';
-    r.dropReason = reason;
-    log.drop(r, reason);
-    timeline.dropped++;
-    inflight--;
-  };
-
-  /** Routes one request: sent to an instance (or dropped there), deferred for a retry, or held at the gateway. */
-  const dispatch = (r: SimRequest, t: number): 'sent' | 'deferred' | 'held' => {
-    fleet.now = t;
-    const d = router.route(r, fleet);
-    if (d.kind === 'defer') return d.hold === true ? 'held' : 'deferred';
-    const inst = fleet.instances[d.to];
-    invariant(inst !== undefined && inst.state === 'ready' && inst.model === r.model, `router ${router.name} chose an instance that cannot take the request`);
-    if (r.inputTokens + r.outputTokens > inst.poolRt.contextLength) {
-      r.instance = inst.id;
-      drop(r, 'context-length');
-      return 'sent';
-    }
-    if (!inst.engine.canEverFit(r)) {
-      r.instance = inst.id;
-      drop(r, 'exceeds-kv-capacity');
-      return 'sent';
-    }
-    const delay = netDelay(r.region, inst.region);
-    if (delay > 0) q.push({ kind: 'deliver', t: t + delay, instance: inst.id, req: r });
-    else enqueueOn(inst, r, t);
-    return 'sent';
-  };
-  /** Routes a request that has no instance yet: sent, or deferred for a retry, or held at the gateway. */
-  const admit = (r: SimRequest, t: number) => {
-    const d = dispatch(r, t);
-    if (d === 'held') hold(r);
-    else if (d === 'deferred') deferred.push(r);
-  };
-  const enqueueOn = (inst: Instance, r: SimRequest, t: number) => {
-    const next = inst.engine.enqueue(r, t);
-    if (!Number.isNaN(next)) q.push({ kind: 'boundary', t: next, instance: inst.id, gen: inst.engine.gen });
-  };
-
-  const retryDeferred = (t: number) => {
-    let w = 0;
-    for (const r of deferred) {
-      if (t - r.arrivalS > sc.maxDeferS) drop(r, 'no-instance');
-      else {
-        const d = dispatch(r, t);
-        if (d === 'held') hold(r);
-        else if (d === 'deferred') deferred[w++] = r;
-      }
-    }
-    deferred.length = w;
-  };
-
-  // With a spot pool, a new instance reclaims a donated one (same model first) and a stopped one is donated.
-  const spot = sc.fleet.spot ? new SpotPool(sc.fleet.spot, rng.fork('spot-lead')) : null;
-  if (spot) fleet.onStop = (inst, t) => spot.donate(inst.poolRt, t);
-  const startInstance = (pool: PoolRuntime, t: number) => {
-    const prov = sc.fleet.provisioning;
-    const lead = spot ? spot.reclaim(pool, t, { acquireS: prov.vmAcquireS, loadS: prov.modelLoadS }).leadS : pool.provisionS;
-    const inst = fleet.add(pool, t, lead === 0, lead);
-    if (lead === 0) retryDeferred(t);
-    else q.push({ kind: 'ready', t: t + lead, instance: inst.id });
-  };
-
-  // Live migration, when the router rebalances running requests (Llumnix).
-  const migrations = router.migrate ? new Migrations(sc.migration, fleet, {
-    at: (t, req) => q.push({ kind: 'migration', t, req }),
-    boundary: (inst, t) => q.push({ kind: 'boundary', t, instance: inst.id, gen: inst.engine.gen }),
-    reroute: admit,
-  }) : null;
-  if (migrations) {
-    sc.fleet.pools.forEach((p, i) => {
-      if ((p.engine?.scheduler ?? sc.engine.scheduler) === 'splitwise') {
-        throw new ConfigError({ path: `fleet.pools[${i}].engine.scheduler`, expected: `vllm or vllm-v0 (router ${router.name} migrates requests; the splitwise builder reserves KV differently)`, got: 'splitwise' });
-      }
+    const netDelay = networkDelay(sc.network);
+    let inflight = 0;
+    let events = 0;
+    const timeline = new Timeline(sc.output.timelineIntervalS);
+    const fleet: Fleet = new Fleet({
+      onFinish(r) {
+        predictor.observe(r);
+        log.finish(r);
+        timeline.completed++;
+        inflight--;
+        if (heldCount > 0) offerModels.add(r.model);
+      },
     });
-    q.push({ kind: 'rebalance', t: router.migrateIntervalS ?? 1 });
-  }
-
-  const actions = [...sc.scaling.actions].sort((a, b) => a.atS - b.atS);
-  let nextAction = 0;
-  if (actions.length > 0) q.push({ kind: 'control', t: actions[0]!.atS });
-  if (scaler) q.push({ kind: 'scale', t: scaling.intervalS });
-  q.push({ kind: 'sample', t: 0 });
-
-  let now = 0;
-  let endS = -1;
-  const workLeft = () => !sourceDone || inflight > 0;
-  while (q.size > 0) {
-    const ev = q.pop()!;
-    if (ev.t > endLimit) {
-      endS = endLimit;
-      break;
+    for (const p of pools) {
+      const spec = sc.fleet.pools[pools.indexOf(p)]!;
+      for (let i = 0; i < spec.count; i++) fleet.add(p, 0, true);
     }
-    invariant(ev.t >= now, 'the clock went back');
-    now = ev.t;
-    events++;
-    switch (ev.kind) {
-      case 'arrival': {
-        const r = new SimRequest(pending!, pools[0]!.model);
-        r.predictedOutputTokens = predictor.predict(r).point;
-        arrived++;
-        if (++inflight > MAX_IN_FLIGHT) {
-          throw new UserError(
-            `the fleet cannot keep up: ${MAX_IN_FLIGHT.toLocaleString('en-US')} requests are in the system at t = ${now.toFixed(0)} s ` +
-              `(${arrived.toLocaleString('en-US')} arrived); simulating a backlog that grows without bound would exhaust memory, so add instances or lower the load`,
-          );
+
+    let sourceDone = false;
+    let arrived = 0;
+    const pullArrival = () => {
+      const n = source.next();
+      if (n.done) {
+        sourceDone = true;
+        return;
+      }
+      pending = n.value;
+      q.push({ kind: 'arrival', t: n.value.arrivalS });
+    };
+    let pending: TraceRequest | null = null;
+    pullArrival();
+    if (pending !== null && (pending as TraceRequest).arrivalS > MAX_LEAD_IN_S) {
+      // The fleet runs (and is billed) from t = 0: a first arrival years later is a clock mix-up, not a workload.
+      const t = (pending as TraceRequest).arrivalS;
+      const where = sc.workload.trace ? `${sc.workload.trace.path}: ` : '';
+      throw new UserError(`${where}the first request arrives at t = ${t} s (${(t / (365 * 86400)).toFixed(1)} years after the run starts at 0): arrival times look absolute (Unix time?); re-base them with workload.transforms.window.startS = ${t}`);
+    }
+    const deferred: SimRequest[] = [];
+    // Requests a router holds at the gateway (`defer` with `hold: true`, e.g. SageServe's NIW queue manager):
+    // one FIFO per model, offered to the router again, head first, whenever a request of that model finishes
+    // (the endpoint's signal) and at every timeline sample. Unlike `deferred`, they are not dropped after
+    // `maxDeferS`; whatever is still held when the run ends is dropped as 'held'. No router holds by default.
+    const held = new Map<string, { items: SimRequest[]; head: number }>();
+    const offerModels = new Set<string>();
+    let heldCount = 0;
+    const hold = (r: SimRequest) => {
+      let h = held.get(r.model);
+      if (!h) held.set(r.model, (h = { items: [], head: 0 }));
+      h.items.push(r);
+      heldCount++;
+    };
+    const offerHeld = (model: string, t: number) => {
+      const h = held.get(model);
+      if (!h) return;
+      while (h.head < h.items.length) {
+        const r = h.items[h.head]!;
+        if (dispatch(r, t) !== 'sent') break;
+        h.items[h.head++] = undefined as unknown as SimRequest;
+        heldCount--;
+      }
+      if (h.head > 1024 && h.head * 2 > h.items.length) {
+        h.items = h.items.slice(h.head);
+        h.head = 0;
+      }
+    };
+
+    const drop = (r: SimRequest, reason: string) => {
+      r.status = 'dropped';
+      r.dropReason = reason;
+      log.drop(r, reason);
+      timeline.dropped++;
+      inflight--;
+    };
+
+    /** Routes one request: sent to an instance (or dropped there), deferred for a retry, or held at the gateway. */
+    const dispatch = (r: SimRequest, t: number): 'sent' | 'deferred' | 'held' => {
+      fleet.now = t;
+      const d = router.route(r, fleet);
+      if (d.kind === 'defer') return d.hold === true ? 'held' : 'deferred';
+      const inst = fleet.instances[d.to];
+      invariant(inst !== undefined && inst.state === 'ready' && inst.model === r.model, `router ${router.name} chose an instance that cannot take the request`);
+      if (r.inputTokens + r.outputTokens > inst.poolRt.contextLength) {
+        r.instance = inst.id;
+        drop(r, 'context-length');
+        return 'sent';
+      }
+      if (!inst.engine.canEverFit(r)) {
+        r.instance = inst.id;
+        drop(r, 'exceeds-kv-capacity');
+        return 'sent';
+      }
+      const delay = netDelay(r.region, inst.region);
+      if (delay > 0) q.push({ kind: 'deliver', t: t + delay, instance: inst.id, req: r });
+      else enqueueOn(inst, r, t);
+      return 'sent';
+    };
+    /** Routes a request that has no instance yet: sent, or deferred for a retry, or held at the gateway. */
+    const admit = (r: SimRequest, t: number) => {
+      const d = dispatch(r, t);
+      if (d === 'held') hold(r);
+      else if (d === 'deferred') deferred.push(r);
+    };
+    const enqueueOn = (inst: Instance, r: SimRequest, t: number) => {
+      const next = inst.engine.enqueue(r, t);
+      if (!Number.isNaN(next)) q.push({ kind: 'boundary', t: next, instance: inst.id, gen: inst.engine.gen });
+    };
+
+    const retryDeferred = (t: number) => {
+      let w = 0;
+      for (const r of deferred) {
+        if (t - r.arrivalS > sc.maxDeferS) drop(r, 'no-instance');
+        else {
+          const d = dispatch(r, t);
+          if (d === 'held') hold(r);
+          else if (d === 'deferred') deferred[w++] = r;
         }
-        log.arrive(r);
-        timeline.arrived++;
-        if (scaler) {
-          const key = `${r.model}\u0000${r.region}\u0000${r.tier}`;
-          const a = arrivalsByKey.get(key);
-          if (a) {
-            a.requests++;
-            a.inputTokens += r.inputTokens;
-            a.predictedOutputTokens += r.predictedOutputTokens;
-          } else arrivalsByKey.set(key, { model: r.model, region: r.region, tier: r.tier, requests: 1, inputTokens: r.inputTokens, predictedOutputTokens: r.predictedOutputTokens });
+      }
+      deferred.length = w;
+    };
+
+    // With a spot pool, a new instance reclaims a donated one (same model first) and a stopped one is donated.
+    const spot = sc.fleet.spot ? new SpotPool(sc.fleet.spot, rng.fork('spot-lead')) : null;
+    if (spot) fleet.onStop = (inst, t) => spot.donate(inst.poolRt, t);
+    const startInstance = (pool: PoolRuntime, t: number) => {
+      const prov = sc.fleet.provisioning;
+      const lead = spot ? spot.reclaim(pool, t, { acquireS: prov.vmAcquireS, loadS: prov.modelLoadS }).leadS : pool.provisionS;
+      const inst = fleet.add(pool, t, lead === 0, lead);
+      if (lead === 0) retryDeferred(t);
+      else q.push({ kind: 'ready', t: t + lead, instance: inst.id });
+    };
+
+    // Live migration, when the router rebalances running requests (Llumnix).
+    const migrations = router.migrate ? new Migrations(sc.migration, fleet, {
+      at: (t, req) => q.push({ kind: 'migration', t, req }),
+      boundary: (inst, t) => q.push({ kind: 'boundary', t, instance: inst.id, gen: inst.engine.gen }),
+      reroute: admit,
+    }) : null;
+    if (migrations) {
+      sc.fleet.pools.forEach((p, i) => {
+        if ((p.engine?.scheduler ?? sc.engine.scheduler) === 'splitwise') {
+          throw new ConfigError({ path: `fleet.pools[${i}].engine.scheduler`, expected: `vllm or vllm-v0 (router ${router.name} migrates requests; the splitwise builder reserves KV differently)`, got: 'splitwise' });
         }
-        const limit = contextLimit.get(r.model);
-        if (limit === undefined) drop(r, 'unknown-model');
-        else if (r.inputTokens + r.outputTokens > limit) drop(r, 'context-length');
-        else admit(r, now);
-        pullArrival();
-        if (opts.onProgress && (arrived & 0x3fff) === 0) opts.onProgress(now, arrived);
+      });
+      q.push({ kind: 'rebalance', t: router.migrateIntervalS ?? 1 });
+    }
+
+    const actions = [...sc.scaling.actions].sort((a, b) => a.atS - b.atS);
+    let nextAction = 0;
+    if (actions.length > 0) q.push({ kind: 'control', t: actions[0]!.atS });
+    if (scaler) q.push({ kind: 'scale', t: scaling.intervalS });
+    q.push({ kind: 'sample', t: 0 });
+
+    let now = 0;
+    let endS = -1;
+    const workLeft = () => !sourceDone || inflight > 0;
+    while (q.size > 0) {
+      const ev = q.pop()!;
+      if (ev.t > endLimit) {
+        endS = endLimit;
         break;
       }
-      case 'deliver': {
-        // A request that crossed regions reaches its instance; one stopped meanwhile sends it back to the router.
-        const inst = fleet.instances[ev.instance]!;
-        fleet.now = now;
-        if (inst.state === 'ready' || inst.state === 'draining') enqueueOn(inst, ev.req, now);
-        else admit(ev.req, now);
-        break;
-      }
-      case 'boundary': {
-        const inst = fleet.instances[ev.instance]!;
-        if (ev.gen !== inst.engine.gen) {
-          events--; // a superseded event: the run it ended was cut short
+      invariant(ev.t >= now, 'the clock went back');
+      now = ev.t;
+      events++;
+      switch (ev.kind) {
+        case 'arrival': {
+          const r = new SimRequest(pending!, pools[0]!.model);
+          r.predictedOutputTokens = predictor.predict(r).point;
+          arrived++;
+          if (++inflight > MAX_IN_FLIGHT) {
+            throw new UserError(
+              `the fleet cannot keep up: ${MAX_IN_FLIGHT.toLocaleString('en-US')} requests are in the system at t = ${now.toFixed(0)} s ` +
+                `(${arrived.toLocaleString('en-US')} arrived); simulating a backlog that grows without bound would exhaust memory, so add instances or lower the load`,
+            );
+          }
+          log.arrive(r);
+          timeline.arrived++;
+          if (scaler) {
+            const key = `${r.model}\u0000${r.region}\u0000${r.tier}`;
+            const a = arrivalsByKey.get(key);
+            if (a) {
+              a.requests++;
+              a.inputTokens += r.inputTokens;
+              a.predictedOutputTokens += r.predictedOutputTokens;
+            } else arrivalsByKey.set(key, { model: r.model, region: r.region, tier: r.tier, requests: 1, inputTokens: r.inputTokens, predictedOutputTokens: r.predictedOutputTokens });
+          }
+          const limit = contextLimit.get(r.model);
+          if (limit === undefined) drop(r, 'unknown-model');
+          else if (r.inputTokens + r.outputTokens > limit) drop(r, 'context-length');
+          else admit(r, now);
+          pullArrival();
+          if (opts.onProgress && (arrived & 0x3fff) === 0) opts.onProgress(now, arrived);
           break;
         }
-        fleet.now = now; // deadline-aware queue orders read the clock while the engine builds the batch
-        const detaching = migrations !== null && migrations.detaching(inst);
-        const next = inst.engine.onBoundary(now);
-        if (!Number.isNaN(next)) q.push({ kind: 'boundary', t: next, instance: inst.id, gen: inst.engine.gen });
-        else if (inst.state === 'draining') fleet.stopIfDrained(inst, now);
-        if (detaching) migrations.afterBoundary(inst, now);
-        break;
-      }
-      case 'migration': {
-        fleet.now = now;
-        migrations!.onTimer(ev.req, now);
-        break;
-      }
-      case 'rebalance': {
-        fleet.now = now;
-        for (const o of router.migrate!(fleet, migrations!.busy())) migrations!.start(o, now);
-        if (workLeft()) q.push({ kind: 'rebalance', t: now + router.migrateIntervalS! });
-        break;
-      }
-      case 'ready': {
-        const inst = fleet.instances[ev.instance]!;
-        fleet.markReady(inst, now);
-        retryDeferred(now);
-        if (heldCount > 0) offerModels.add(inst.model);
-        break;
-      }
-      case 'sample': {
-        if (deferred.length > 0) retryDeferred(now);
-        if (heldCount > 0) for (const m of [...held.keys()].sort()) offerHeld(m, now);
-        timeline.sample(now, fleet, deferred.length + heldCount);
-        // An idle engine holding requests would never be woken again (and the run would sample forever).
-        for (const inst of fleet.instances) {
-          const e = inst.engine;
-          invariant(e.isBusy || e.numRunning + e.numWaiting === 0 || e.migrationBlocks > 0, `instance ${inst.id} stalled idle with ${e.numRunning + e.numWaiting} requests`);
+        case 'deliver': {
+          // A request that crossed regions reaches its instance; one stopped meanwhile sends it back to the router.
+          const inst = fleet.instances[ev.instance]!;
+          fleet.now = now;
+          if (inst.state === 'ready' || inst.state === 'draining') enqueueOn(inst, ev.req, now);
+          else admit(ev.req, now);
+          break;
         }
-        // Requests held at the gateway with no instance of their model to go to, and no other event pending (no
-        // arrival, iteration, start-up, scheduled action or scaling tick) that could ever bring one: they would be
-        // held, and the run sampled, for ever. The run ends here instead; they are dropped as 'held' below.
-        const heldForever = heldCount > 0 && deferred.length === 0 && q.size === 0 && [...held.entries()].every(([m, h]) => h.head === h.items.length || fleet.routable(m).length === 0);
-        if (workLeft() && !heldForever) {
-          const iv = sc.output.timelineIntervalS;
-          let next = now + iv;
-          // Nothing in the system and no event before the next sample: nothing can change until the next event,
-          // so jump to the last sample point before it instead of writing the empty stretch row by row (a long
-          // gap in a trace would otherwise cost a row and an event per interval).
-          const upcoming = q.peekTime();
-          if (inflight === 0 && upcoming > next) next = now + Math.floor((upcoming - now) / iv) * iv;
-          q.push({ kind: 'sample', t: next });
+        case 'boundary': {
+          const inst = fleet.instances[ev.instance]!;
+          if (ev.gen !== inst.engine.gen) {
+            events--; // a superseded event: the run it ended was cut short
+            break;
+          }
+          fleet.now = now; // deadline-aware queue orders read the clock while the engine builds the batch
+          const detaching = migrations !== null && migrations.detaching(inst);
+          const next = inst.engine.onBoundary(now);
+          if (!Number.isNaN(next)) q.push({ kind: 'boundary', t: next, instance: inst.id, gen: inst.engine.gen });
+          else if (inst.state === 'draining') fleet.stopIfDrained(inst, now);
+          if (detaching) migrations.afterBoundary(inst, now);
+          break;
         }
-        break;
-      }
-      case 'control': {
-        while (nextAction < actions.length && actions[nextAction]!.atS <= now) {
-          const a = actions[nextAction++]!;
-          const pool = poolByName.get(a.pool)!;
-          if (a.action === 'add') for (let i = 0; i < a.count; i++) startInstance(pool, now);
-          else drainSome(fleet, pool.name, a.count, now, scaling.drainOrder);
+        case 'migration': {
+          fleet.now = now;
+          migrations!.onTimer(ev.req, now);
+          break;
         }
-        if (nextAction < actions.length) q.push({ kind: 'control', t: actions[nextAction]!.atS });
-        break;
-      }
-      case 'scale': {
-        fleet.now = now;
-        const status = poolStatus(fleet, pools, sc, now);
-        const arrivals = [...arrivalsByKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
-        const wanted = scaler!.decide({ now, intervalS: scaling.intervalS, pools: status, arrivals, view: fleet });
-        for (const a of governor.apply(wanted, status, now)) {
-          if (a.kind === 'hold') continue;
-          const pool = poolByName.get(a.pool);
-          invariant(pool !== undefined, `scaler ${scaler!.name} named an unknown pool ${a.pool}`);
-          if (a.kind === 'add') for (let i = 0; i < a.count; i++) startInstance(pool, now);
-          else drainSome(fleet, pool.name, a.count, now, scaling.drainOrder);
+        case 'rebalance': {
+          fleet.now = now;
+          for (const o of router.migrate!(fleet, migrations!.busy())) migrations!.start(o, now);
+          if (workLeft()) q.push({ kind: 'rebalance', t: now + router.migrateIntervalS! });
+          break;
         }
-        arrivalsByKey.clear();
-        if (workLeft()) q.push({ kind: 'scale', t: now + scaling.intervalS });
-        break;
+        case 'ready': {
+          const inst = fleet.instances[ev.instance]!;
+          fleet.markReady(inst, now);
+          retryDeferred(now);
+          if (heldCount > 0) offerModels.add(inst.model);
+          break;
+        }
+        case 'sample': {
+          if (deferred.length > 0) retryDeferred(now);
+          if (heldCount > 0) for (const m of [...held.keys()].sort()) offerHeld(m, now);
+          timeline.sample(now, fleet, deferred.length + heldCount);
+          // An idle engine holding requests would never be woken again (and the run would sample forever).
+          for (const inst of fleet.instances) {
+            const e = inst.engine;
+            invariant(e.isBusy || e.numRunning + e.numWaiting === 0 || e.migrationBlocks > 0, `instance ${inst.id} stalled idle with ${e.numRunning + e.numWaiting} requests`);
+          }
+          // Requests held at the gateway with no instance of their model to go to, and no other event pending (no
+          // arrival, iteration, start-up, scheduled action or scaling tick) that could ever bring one: they would be
+          // held, and the run sampled, for ever. The run ends here instead; they are dropped as 'held' below.
+          const heldForever = heldCount > 0 && deferred.length === 0 && q.size === 0 && [...held.entries()].every(([m, h]) => h.head === h.items.length || fleet.routable(m).length === 0);
+          if (workLeft() && !heldForever) {
+            const iv = sc.output.timelineIntervalS;
+            let next = now + iv;
+            // Nothing in the system and no event before the next sample: nothing can change until the next event,
+            // so jump to the last sample point before it instead of writing the empty stretch row by row (a long
+            // gap in a trace would otherwise cost a row and an event per interval).
+            const upcoming = q.peekTime();
+            if (inflight === 0 && upcoming > next) next = now + Math.floor((upcoming - now) / iv) * iv;
+            q.push({ kind: 'sample', t: next });
+          }
+          break;
+        }
+        case 'control': {
+          while (nextAction < actions.length && actions[nextAction]!.atS <= now) {
+            const a = actions[nextAction++]!;
+            const pool = poolByName.get(a.pool)!;
+            if (a.action === 'add') for (let i = 0; i < a.count; i++) startInstance(pool, now);
+            else drainSome(fleet, pool.name, a.count, now, scaling.drainOrder);
+          }
+          if (nextAction < actions.length) q.push({ kind: 'control', t: actions[nextAction]!.atS });
+          break;
+        }
+        case 'scale': {
+          fleet.now = now;
+          const status = poolStatus(fleet, pools, sc, now);
+          const arrivals = [...arrivalsByKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+          const wanted = scaler!.decide({ now, intervalS: scaling.intervalS, pools: status, arrivals, view: fleet });
+          for (const a of governor.apply(wanted, status, now)) {
+            if (a.kind === 'hold') continue;
+            const pool = poolByName.get(a.pool);
+            invariant(pool !== undefined, `scaler ${scaler!.name} named an unknown pool ${a.pool}`);
+            if (a.kind === 'add') for (let i = 0; i < a.count; i++) startInstance(pool, now);
+            else drainSome(fleet, pool.name, a.count, now, scaling.drainOrder);
+          }
+          arrivalsByKey.clear();
+          if (workLeft()) q.push({ kind: 'scale', t: now + scaling.intervalS });
+          break;
+        }
+        default: {
+          const never: never = ev;
+          throw new Error(`unknown event ${JSON.stringify(never)}`);
+        }
       }
-      default: {
-        const never: never = ev;
-        throw new Error(`unknown event ${JSON.stringify(never)}`);
+      if (offerModels.size > 0) {
+        for (const m of [...offerModels].sort()) offerHeld(m, now);
+        offerModels.clear();
       }
+      if (!workLeft()) break;
     }
-    if (offerModels.size > 0) {
-      for (const m of [...offerModels].sort()) offerHeld(m, now);
-      offerModels.clear();
+    // Whatever is still waiting for an instance when the run ends was never served.
+    for (const r of deferred) drop(r, 'no-instance');
+    for (const m of [...held.keys()].sort()) {
+      const h = held.get(m)!;
+      for (let i = h.head; i < h.items.length; i++) drop(h.items[i]!, 'held');
     }
-    if (!workLeft()) break;
+    if (endS < 0) endS = now;
+    migrations?.settle(endS);
+    timeline.finish(endS, fleet, 0);
+    let iterations = 0;
+    let preemptions = 0;
+    for (const inst of fleet.instances) {
+      iterations += inst.engine.iterations;
+      preemptions += inst.engine.preemptions;
+    }
+    const skippedInTrace = { ...workload.traceStats?.skipped };
+    const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions, skippedInTrace, notes };
+    if (spot) res.spot = spot.summary(endS);
+    if (migrations) res.migrations = migrations.summary();
+    return res;
+  } finally {
+    source.return?.();
   }
-  // Whatever is still waiting for an instance when the run ends was never served.
-  for (const r of deferred) drop(r, 'no-instance');
-  for (const m of [...held.keys()].sort()) {
-    const h = held.get(m)!;
-    for (let i = h.head; i < h.items.length; i++) drop(h.items[i]!, 'held');
-  }
-  if (endS < 0) endS = now;
-  migrations?.settle(endS);
-  timeline.finish(endS, fleet, 0);
-  let iterations = 0;
-  let preemptions = 0;
-  for (const inst of fleet.instances) {
-    iterations += inst.engine.iterations;
-    preemptions += inst.engine.preemptions;
-  }
-  const skippedInTrace = { ...workload.traceStats?.skipped };
-  const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions, skippedInTrace, notes };
-  if (spot) res.spot = spot.summary(endS);
-  if (migrations) res.migrations = migrations.summary();
-  return res;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { test } from 'node:test';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
@@ -21,6 +21,14 @@ test('every arrived request ends completed, dropped or unfinished, also when the
       assert.ok(s.requests.unfinished > 0);
     } else assert.equal(s.requests.completed, 200);
   }
+});
+
+test('a run cut at endS closes the trace it was reading', { skip: !existsSync('/proc/self/fd') && 'needs /proc/self/fd' }, () => {
+  const trace = writeTrace(steady(2000, 0.05));
+  const open = () => readdirSync('/proc/self/fd').length;
+  const before = open();
+  for (let i = 0; i < 3; i++) run(scenarioFor(trace, { endS: 2 }), 'fast');
+  assert.equal(open(), before);
 });
 
 test('the same seed gives the same summary; another seed changes a seeded workload', () => {
