@@ -94,7 +94,7 @@ export function completionFields(body: Record<string, unknown>, chat: boolean, d
   const mtField = body.max_completion_tokens !== undefined && body.max_completion_tokens !== null ? 'max_completion_tokens' : 'max_tokens';
   const mt = body[mtField] ?? defaultMaxTokens;
   if (!Number.isInteger(mt) || (mt as number) < 1) return { message: `'${mtField}' must be an integer ≥ 1, got ${got(mt)}`, param: mtField };
-  for (const f of ['stream', 'echo', 'logprobs'] as const) {
+  for (const f of ['stream', 'echo', 'logprobs', 'ignore_eos'] as const) {
     const v = body[f];
     // completions' `logprobs` is an integer; chat's is a boolean
     if (f === 'logprobs' && !chat) continue;
@@ -106,9 +106,15 @@ export function completionFields(body: Record<string, unknown>, chat: boolean, d
     const iu = (so as { include_usage?: unknown }).include_usage;
     if (iu !== undefined && typeof iu !== 'boolean') return { message: `'stream_options.include_usage' must be true or false, got ${got(iu)}`, param: 'stream_options.include_usage' };
   }
+  const stop = body.stop;
+  if (stop !== undefined && stop !== null && typeof stop !== 'string' && !(Array.isArray(stop) && stop.every((x) => typeof x === 'string'))) {
+    return { message: `'stop' must be a string or a list of strings, got ${got(stop)}`, param: 'stop' };
+  }
+  const topP = body.top_p;
+  if (topP !== undefined && topP !== null && !(typeof topP === 'number' && topP > 0 && topP <= 1)) return { message: `'top_p' must be a number in (0, 1], got ${got(topP)}`, param: 'top_p' };
   const range =
     rangeError(body, 'temperature', 0, Infinity) ??
-    rangeError(body, 'top_p', Number.MIN_VALUE, 1) ??
+    rangeError(body, 'min_tokens', 0, mt as number, true) ??
     rangeError(body, 'presence_penalty', -2, 2) ??
     rangeError(body, 'frequency_penalty', -2, 2) ??
     rangeError(body, 'n', 1, Infinity, true) ??

@@ -67,6 +67,8 @@ describe('emulate and serve commands', { timeout: 90_000 }, () => {
       [['emulate', '--model', 'nope', '--hardware', 'h100-80gb'], /nope/],
       [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--tp', '3'], /--tp: 3 does not divide .* 32 attention heads/],
       [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--time-scale', '0'], /--time-scale: expected a number > 0/],
+      [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--port', '0', '--stall-after-tokens', '-1'], /--stall-after-tokens: expected an integer ≥ 0, got -1/],
+      [['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--port', '99999'], /^llmfleet: --port: expected 0\.\.65535, got 99999$/m],
       [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--host', 'nohost.invalid'], /cannot listen on nohost\.invalid:8000: the host name does not resolve/],
       [['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--routing', 'fastest'], /--routing/],
       [['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--host', 'nohost.invalid'], /cannot listen on nohost\.invalid/],
@@ -76,6 +78,7 @@ describe('emulate and serve commands', { timeout: 90_000 }, () => {
       [['serve', '--config', config('port.yaml', pool('"http://127.0.0.1:99999"'))], /port\.yaml:3 pools\[0\]\.backends\[0\]: expected a base URL/],
       [['serve', '--config', config('dup.yaml', pool('"http://127.0.0.1:1", "http://127.0.0.1:1/"'))], /dup\.yaml:3 pools\[0\]\.backends\[1\]: expected a backend not already listed \(pools\[0\]\.backends\[0\]\)/],
       [['serve', '--config', config('two.yaml', pool('"http://127.0.0.1:1"') + `  - model: ${MODEL}\n`)], /two\.yaml:4 pools\[1\]\.model: expected a model not already in pools\[0\]/],
+      [['serve', '--config', config('mig.yaml', pool('"http://127.0.0.1:1"') + 'routing:\n  policy: llumnix\n  options: { migration: { enabled: true } }\n')], /^llmfleet: routing\.options\.migration\.enabled: expected false in the live plane .*, got true$/m],
       [['serve', '--config', config('opts.yaml', pool('"http://127.0.0.1:1"') + 'routing:\n  policy: jsq\n  options:\n    nonsense: 5\n')], /opts\.yaml:7 routing\.options\.nonsense: expected no unknown key/],
     ];
     for (const [args, message] of cases) {

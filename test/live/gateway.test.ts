@@ -136,6 +136,10 @@ describe('gateway over emulators (loopback, openai client)', { timeout: 40_000 }
       }
       const retries = await f.gw.metrics.retries.get();
       assert.ok((retries.values[0]?.value ?? 0) >= 1, 'at least one request was retried');
+      const exposition = await f.gw.metrics.registry.metrics();
+      assert.match(exposition, /# TYPE llmfleet_gateway_backend_ejections_total counter/);
+      const ejected = f.gw.fleet.instances[0]!.ejections;
+      assert.ok(exposition.includes(`llmfleet_gateway_backend_ejections_total{backend="${dead.url}",model="${MODEL}"} ${ejected}`), `ejections of ${dead.url} (${ejected}) exported`);
       assert.equal(f.gw.fleet.instances[0]!.state, 'provisioning');
       // Same port comes back: the next health round makes it routable again and it gets traffic.
       f.emus[0] = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 20, port: dead.port });

@@ -95,7 +95,7 @@ describe('live fleet view and gateway helpers', () => {
       [{ prompt: 'a', max_completion_tokens: 'x' }, false, 'max_completion_tokens', /'max_completion_tokens' must be an integer ≥ 1, got "x"/],
       [{ prompt: 'a', temperature: 'hot' }, false, 'temperature', /number ≥ 0/],
       [{ prompt: 'a', temperature: -1 }, false, 'temperature', /got -1/],
-      [{ prompt: 'a', top_p: 0 }, false, 'top_p', /in \[/],
+      [{ prompt: 'a', top_p: 0 }, false, 'top_p', /in \(0, 1\]/],
       [{ prompt: 'a', n: 0 }, false, 'n', /integer ≥ 1/],
       [{ prompt: 'a', n: 2 }, false, 'n', /not supported/],
       [{ prompt: 'a', stream: 'yes' }, false, 'stream', /true or false/],
@@ -113,5 +113,24 @@ describe('live fleet view and gateway helpers', () => {
       assert.match(e.message, message);
     }
     assert.deepEqual(completionFields({ prompt: 'abcd', temperature: 0.7, top_p: 1, n: 1, stream: true, stream_options: { include_usage: true }, logprobs: 2 }, false, 16), { inputTokens: 1, maxTokens: 16, stream: true, includeUsage: true });
+  });
+
+  it('checks the ignored fields docs/LIVE.md says are checked: stop, min_tokens, ignore_eos; top_p in (0, 1]', () => {
+    const bad = (body: Record<string, unknown>) => completionFields(body, false, 16) as FieldError;
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [{ prompt: 'a', stop: 5 }, 'stop', /'stop' must be a string or a list of strings, got 5/],
+      [{ prompt: 'a', stop: ['x', 3] }, 'stop', /list of strings/],
+      [{ prompt: 'a', min_tokens: -1 }, 'min_tokens', /'min_tokens' must be an integer in \[0, 16\], got -1/],
+      [{ prompt: 'a', max_tokens: 4, min_tokens: 5 }, 'min_tokens', /in \[0, 4\]/],
+      [{ prompt: 'a', ignore_eos: 'no' }, 'ignore_eos', /'ignore_eos' must be true or false/],
+      [{ prompt: 'a', top_p: 0 }, 'top_p', /'top_p' must be a number in \(0, 1\], got 0/],
+    ];
+    for (const [body, param, message] of cases) {
+      const e = bad(body);
+      assert.equal(e.param, param, JSON.stringify(body));
+      assert.match(e.message, message);
+    }
+    assert.deepEqual(completionFields({ prompt: 'a', stop: ['x', 'y'], min_tokens: 16, ignore_eos: true, top_p: 0.5 }, false, 16), { inputTokens: 1, maxTokens: 16, stream: false, includeUsage: false });
+    assert.deepEqual(completionFields({ prompt: 'a', stop: 'x', min_tokens: null, ignore_eos: null }, false, 16), { inputTokens: 1, maxTokens: 16, stream: false, includeUsage: false });
   });
 });

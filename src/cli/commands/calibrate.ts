@@ -53,7 +53,7 @@ export function formatCalibration(r: CalibrationResult): string {
 export function registerCalibrate(program: Command): void {
   program
     .command('calibrate')
-    .description('fit the roofline efficiency factors on part of a profile table and report held-out MAPE')
+    .description('Fit the roofline efficiency factors on part of a profile table and report held-out MAPE')
     .option('--profile <file>', 'SplitwiseSim-format profile CSV', BUNDLED_PROFILE)
     .option('--out <dir>', 'folder for calibration.json', 'out/calibrate')
     .option('--map <key=model>', 'map a profile model key to a catalog model (repeatable)', collectMap, {})

@@ -68,7 +68,9 @@ export function registerCompare(program: Command): void {
         const front = frontierNames(results.map((r) => ({ name: r.name, summary: r.digest.summary })));
         process.stdout.write(`Pareto frontier on cost and SLO attainment: ${front.join(', ')}\n`);
         process.stdout.write(`\nwrote ${display(paths.json)}\nreport: ${display(paths.html)}\n`);
-        process.stderr.write(`${results.length} variants in ${wall.toFixed(1)} s wall on ${workers === 0 ? 'this thread' : `${Math.min(workers, results.length)} worker threads`}\n`);
+        const threads = Math.min(workers, results.length);
+        const where = workers === 0 ? 'this thread' : `${threads} worker thread${threads === 1 ? '' : 's'}`;
+        process.stderr.write(`${results.length} variant${results.length === 1 ? '' : 's'} in ${wall.toFixed(1)} s wall on ${where}\n`);
       }
     });
 }

@@ -53,6 +53,12 @@ export function registerEmulate(program: Command): void {
         if (n < 1) throw new UserError(`${flag}: expected an integer ≥ 1, got ${n}`);
         return n;
       };
+      const nonNegativeInt = (flag: string, v: string | undefined) => {
+        if (v === undefined) return undefined;
+        const n = parseIntFlag(flag, v);
+        if (n < 0) throw new UserError(`${flag}: expected an integer ≥ 0, got ${n}`);
+        return n;
+      };
       const engine: Record<string, number> = {};
       const kvBlocks = positiveInt('--kv-blocks', o.kvBlocks);
       const maxNumSeqs = positiveInt('--max-num-seqs', o.maxNumSeqs);
@@ -67,7 +73,7 @@ export function registerEmulate(program: Command): void {
         timeScale,
         startupDelayS: parseNumberFlag('--startup-delay', o.startupDelay, 0),
         errorRate,
-        stallAfterTokens: o.stallAfterTokens === undefined ? undefined : parseIntFlag('--stall-after-tokens', o.stallAfterTokens),
+        stallAfterTokens: nonNegativeInt('--stall-after-tokens', o.stallAfterTokens),
         crashAfterS: o.crashAfter === undefined ? undefined : parseNumberFlag('--crash-after', o.crashAfter, 0),
         seed: parseIntFlag('--seed', o.seed),
         servedName: o.servedName,

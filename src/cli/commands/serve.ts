@@ -62,7 +62,11 @@ export function registerServe(program: Command): void {
         raw = { pools: [...byModel].map(([model, backends]) => ({ model, backends })) };
       }
       if (o.host !== undefined) raw.host = o.host;
-      if (o.port !== undefined) raw.port = parseIntFlag('--port', o.port);
+      if (o.port !== undefined) {
+        const port = parseIntFlag('--port', o.port);
+        if (port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got ${port}`);
+        raw.port = port;
+      }
       if (o.routing !== undefined) {
         if (!(ROUTER_NAMES as string[]).includes(o.routing)) throw new UserError(`--routing: unknown policy '${o.routing}'; valid: ${ROUTER_NAMES.join(', ')}`);
         raw.routing = { policy: o.routing, options: {} };

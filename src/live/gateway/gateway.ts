@@ -81,7 +81,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
   const router = createRouter(cfg.routing.policy, cfg.routing.options, { rng: new Rng(cfg.seed).fork('router') });
   if (router.migrate) {
     // Refused rather than ignored: the same policy would behave differently here than in simulation.
-    throw new ConfigError({ path: 'routing.options.migration.enabled', expected: 'false in the live plane (no engine behind the gateway can move a running request)', got: 'true' });
+    throw new ConfigError({ path: 'routing.options.migration.enabled', expected: 'false in the live plane (no engine behind the gateway can move a running request)', got: true });
   }
   const queue = new AdmissionQueue<Pending>(cfg.admission.maxQueue);
   const metrics = new GatewayMetrics(fleet, () => queue.size);

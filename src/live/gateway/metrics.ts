@@ -79,6 +79,16 @@ export class GatewayMetrics {
     perBackend('llmfleet_gateway_backend_waiting', 'vllm:num_requests_waiting at the last scrape.', (b) => b.scrapedWaiting);
     perBackend('llmfleet_gateway_backend_kv_usage', 'KV-cache usage (0..1) at the last scrape.', (b) => b.scrapedKv);
     perBackend('llmfleet_gateway_backend_up', '1 when the backend is routable (healthy, not ejected, not draining).', (b) => (b.state === 'ready' ? 1 : 0));
-    perBackend('llmfleet_gateway_backend_ejections_total', 'Times the backend was ejected as an outlier.', (b) => b.ejections);
+    new Counter({
+      name: 'llmfleet_gateway_backend_ejections_total',
+      help: 'Times the backend was ejected as an outlier.',
+      labelNames: ['backend', 'model'],
+      registers,
+      collect() {
+        // A counter read off the fleet (which keeps the count) at scrape time, like the gauges above.
+        this.reset();
+        for (const b of fleet.instances) if (!b.removed) this.inc({ backend: b.url, model: b.model }, b.ejections);
+      },
+    });
   }
 }
