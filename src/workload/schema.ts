@@ -139,7 +139,7 @@ export const workloadSchema = z
   })
   .strict()
   .refine((w) => [w.trace, w.synthetic, w.o365].filter((x) => x !== undefined).length === 1, {
-    message: 'exactly one of trace, synthetic or o365 must be given',
+    message: "exactly one of trace, synthetic or o365 (to replace a scenario's workload from the command line, use --trace FILE)",
   });
 
 export type WorkloadSpec = z.output<typeof workloadSchema>;
