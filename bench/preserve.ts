@@ -28,7 +28,8 @@
  *   router, means over seeds. A router may carry options: `preserve{routing.options.beta=0}`.
  * Wall-clock timings go to stderr-free stdout tables; nothing here is a test.
  */
-import { writeFileSync } from 'node:fs';
+import { realpathSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { LoadAnticipator, peakWith } from '../src/policy/preserve/anticipator.ts';
 import { probeCapacity } from '../src/policy/preserve/capacity-probe.ts';
@@ -104,25 +105,38 @@ function ablationTable(args: string[]): void {
   }
 }
 
+/** The rows of the `scaling` table (RQ2): label and the overrides that select the variant on the scaling scenario. */
+export const SCALING_VARIANTS: readonly (readonly [string, readonly string[]])[] = [
+  ['preserve', []],
+  ['preserve (noisy)', ['prediction.length=noisy']],
+  ['preserve (learned)', ['prediction.length=learned']],
+  ['static 8', ['scaling.policy=none', 'scaling.options={}']],
+  ['reactive', ['scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
+  ['llumnix-like', ['routing.policy=llumnix', 'scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
+  ['llumnix-like, no migration', ['routing.policy=llumnix', 'routing.options.migration.enabled=false', 'scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
+  ['llumnix kv-ratio', ['routing.policy=llumnix', 'routing.options={metric: kv-blocks-ratio}', 'scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
+];
+
+/**
+ * The user's `--set` flags that apply to one `scaling` row. `scaling.options…` flags are the PreServe scaler's
+ * options (`--set scaling.options.scaleDownDivisor=one`): they go to the rows that run the preserve scaler only,
+ * since a baseline scaler's options are checked at load and it has none of PreServe's.
+ */
+export function scalingRowExtra(variant: readonly string[], extra: readonly string[]): string[] {
+  const preserveScaler = !variant.some((s) => s.startsWith('scaling.policy=') && s !== 'scaling.policy=preserve');
+  return preserveScaler ? [...extra] : extra.filter((s) => !/^scaling\.options(\.|=)/.test(s));
+}
+
 function scalingTable(args: string[]): void {
   const seeds = Number(flag(args, '--seeds') ?? 1);
   const extra = sets(args);
   const w: MetricsWindow = { fromS: 7200, toS: 14400, referenceInstances: 8 };
-  const variants: [string, string[]][] = [
-    ['preserve', []],
-    ['preserve (noisy)', ['prediction.length=noisy']],
-    ['preserve (learned)', ['prediction.length=learned']],
-    ['static 8', ['scaling.policy=none', 'scaling.options={}']],
-    ['reactive', ['scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
-    ['llumnix-like', ['routing.policy=llumnix', 'scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
-    ['llumnix-like, no migration', ['routing.policy=llumnix', 'routing.options.migration.enabled=false', 'scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
-    ['llumnix kv-ratio', ['routing.policy=llumnix', 'routing.options={metric: kv-blocks-ratio}', 'scaling.policy=reactive', 'scaling.options={}', 'scaling.downCooldownS=150']],
-  ];
   console.log(`scaling: ${SCALING} ${extra.join(' ')}, days 3–4 (7,200–14,400 s), seeds 1..${seeds}, means over seeds`);
+  if (extra.some((s) => /^scaling\.options(\.|=)/.test(s))) console.log('(scaling.options overrides apply to the preserve rows only)');
   console.log('variant            | instance-h | vs static 8 | peak norm s | p99 norm s | mean TTFT s | SLO viol. | wall s');
-  for (const [name, s] of variants) {
+  for (const [name, s] of SCALING_VARIANTS) {
     const ms: (PreserveMetrics & { wallS: number })[] = [];
-    for (let seed = 1; seed <= seeds; seed++) ms.push(run(SCALING, [...s, `seed=${seed}`, ...extra], w));
+    for (let seed = 1; seed <= seeds; seed++) ms.push(run(SCALING, [...s, `seed=${seed}`, ...scalingRowExtra(s, extra)], w));
     const m = Object.fromEntries(Object.keys(ms[0]!).map((k) => [k, ms.reduce((a, x) => a + (x[k as keyof typeof x] as number), 0) / ms.length])) as unknown as PreserveMetrics & { wallS: number };
     console.log(`${name.padEnd(18)} | ${f(m.instanceHours, 2).padStart(10)} | ${pct(m.resourceVsReference).padStart(11)} | ${f(m.peakNormLatencyS).padStart(11)} | ${f(m.p99NormLatencyS).padStart(10)} | ${f(m.meanTtftS).padStart(11)} | ${pct(m.sloViolation).padStart(9)} | ${f(m.wallS, 1)}`);
   }
@@ -471,8 +485,12 @@ function sets(args: string[]): string[] {
   return out;
 }
 
-const [mode = 'overhead', ...rest] = process.argv.slice(2);
+// Run only as a script (`node --import tsx bench/preserve.ts …`), so that tests can import the helpers above.
+const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
+const [mode = 'overhead', ...rest] = isMain ? process.argv.slice(2) : ['none'];
 switch (mode) {
+  case 'none':
+    break;
   case 'overhead':
     overhead();
     break;
