@@ -102,7 +102,10 @@ export class Engine {
     return this.busy;
   }
 
-  /** Tokens a request needs in KV at its peak: the prompt plus all but the last output token. */
+  /**
+   * Whether the request's KV can ever fit this instance, counting the prompt plus every output token (one more than
+   * its true peak, since the last output token never enters KV: conservative by one token).
+   */
   canEverFit(r: SimRequest): boolean {
     const peak = r.inputTokens + r.outputTokens;
     return Math.ceil(peak / this.cfg.blockTokens) <= this.cfg.kvBlocks;

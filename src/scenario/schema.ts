@@ -157,6 +157,11 @@ export const sloSchema = z
   })
   .strict();
 
+/** `slo.tiers.<tier>`: the same fields without defaults. */
+export const tierSloSchema = z
+  .object({ ttftS: z.number().positive().optional(), tpotS: z.number().positive().optional(), utility: z.number().min(0).optional() })
+  .strict();
+
 export const scenarioSchema = z
   .object({
     name: z.string().default('scenario'),
@@ -228,8 +233,9 @@ export const scenarioSchema = z
         downCooldownS: seconds.default(300),
         maxStep: posInt.default(1_000_000),
         /**
-         * Which instances a scale-in drains: provisioning ones first either way, then the `newest` ready ones, or
-         * the `least-loaded` (fewest outstanding requests, so they stop sooner; ties: newest).
+         * Which instances (ready or provisioning) a scale-in drains: the `newest` (latest added, so provisioning ones
+         * first unless a spot reclaim made a later one ready sooner), or the `least-loaded` (fewest outstanding
+         * requests, so they stop sooner; provisioning and idle ones have none; ties: newest).
          */
         drainOrder: z.enum(['newest', 'least-loaded']).default('newest'),
       })
@@ -247,7 +253,8 @@ export const scenarioSchema = z
       .strict()
       .default({ length: 'oracle' }),
     slo: sloSchema
-      .extend({ tiers: z.record(z.string(), sloSchema.partial()).default({}) })
+      // A tier's targets: what it leaves out comes from the top-level ones (metrics/summary.ts), not the defaults above.
+      .extend({ tiers: z.record(z.string(), tierSloSchema).default({}) })
       .default({ ttftS: 2, tpotS: 0.2, tiers: {} }),
     output: z
       // A row per interval is kept in memory: the simulator stops past MAX_TIMELINE_ROWS (timeline.ts).

@@ -124,6 +124,9 @@ function bindQueueOrder(name: QueueOrderName, options: Record<string, unknown> |
 /** Requests in the system (arrived, not finished or dropped) beyond which a run stops: about 1 KB each. */
 const MAX_IN_FLIGHT = 2_000_000;
 
+/** Most scaling ticks a run takes (a week at 1 s is 604,800; the SageServe week at 15 s is 40,320). */
+const MAX_SCALE_TICKS = 5_000_000;
+
 /** Latest first arrival a run accepts (a year): the fleet is up and billed from t = 0. */
 const MAX_LEAD_IN_S = 365 * 86400;
 
@@ -169,6 +172,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     const netDelay = networkDelay(sc.network);
     let inflight = 0;
     let events = 0;
+    let scaleTicks = 0;
     const timeline = new Timeline(sc.output.timelineIntervalS);
     const fleet: Fleet = new Fleet({
       onFinish(r) {
@@ -437,6 +441,13 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         }
         case 'scale': {
           fleet.now = now;
+          if (++scaleTicks > MAX_SCALE_TICKS) {
+            // Like the timeline's row cap: a tick far shorter than the run would otherwise loop (for ever once
+            // now + intervalS rounds to now).
+            throw new UserError(
+              `scaling.intervalS: ${scaling.intervalS} s gives more than ${MAX_SCALE_TICKS.toLocaleString('en-US')} scaling ticks by t = ${now.toFixed(0)} s; use a longer interval for a run this long`,
+            );
+          }
           const status = poolStatus(fleet, pools, sc, now);
           const arrivals = [...arrivalsByKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
           const wanted = scaler!.decide({ now, intervalS: scaling.intervalS, pools: status, arrivals, view: fleet });

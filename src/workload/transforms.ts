@@ -64,7 +64,11 @@ export function compress(src: RequestSource, factor: number): RequestSource {
   if (!(Number.isFinite(factor) && factor > 0)) throw new UserError(`compress: expected a factor > 0, got ${factor}`);
   return lazy(function* () {
     let id = 0;
-    for (const r of src) yield retime(r, id++, r.arrivalS / factor, r.deadlineS === undefined ? undefined : r.deadlineS / factor);
+    for (const r of src) {
+      const t = r.arrivalS / factor;
+      if (!Number.isFinite(t)) throw new UserError(`compress: factor ${factor} puts a request at t = ${r.arrivalS} s out of range (t / factor = ${t}); use a factor that keeps times finite`);
+      yield retime(r, id++, t, r.deadlineS === undefined ? undefined : r.deadlineS / factor);
+    }
   });
 }
 

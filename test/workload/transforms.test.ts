@@ -90,6 +90,8 @@ test('a rate-scaled source is replayed identically on a second pass', () => {
 
 test('bad transform parameters are UserErrors', () => {
   assert.throws(() => compress(src([0]), 0), UserError);
+  // A tiny factor overflows the times: refused where it happens, not passed on as t = Infinity.
+  assert.throws(() => all(compress(src([0, 2]), 1e-310)), (e: unknown) => e instanceof UserError && /compress: factor 1e-310 puts a request at t = 2 s out of range/.test(e.message));
   assert.throws(() => rateScale(src([0]), -1, new Rng(1)), UserError);
   assert.throws(() => timeWindow(src([0]), 5, 5), UserError);
   assert.throws(() => limit(src([0]), 1.5), UserError);

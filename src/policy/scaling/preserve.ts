@@ -37,7 +37,8 @@ export const preserveScalerOptions = z
     /**
      * Rule C while instances of the pool are still starting [ours; the paper is silent]: `false` waits until they
      * are up (they have no projection yet, and a drain would cancel them first, undoing the scale-out rule A or B
-     * just ordered); `true` judges the ready instances alone (sessions 1–7).
+     * just ordered); `true` judges the ready instances alone, as sessions 1–7 did (though not on the window's
+     * boundary tick, where rule C never runs since session 8).
      */
     scaleDownWhileStarting: z.boolean().default(false),
     /**
