@@ -21,7 +21,7 @@ export function printSummary(s: Summary): void {
   lines.push('');
   lines.push(`SLO (TTFT ≤ ${s.slo.ttftS} s, TPOT ≤ ${s.slo.tpotS} s): ${(s.slo.attainment * 100).toFixed(1)}% attained`);
   if (s.tiers) {
-    for (const [t, b] of Object.entries(s.tiers)) lines.push(`  tier ${t}: ${(b.slo.attainment * 100).toFixed(1)}%, TTFT p99 ${ms(b.ttft.p99)}, ${b.requests.total} requests`);
+    for (const [t, b] of Object.entries(s.tiers)) lines.push(`  tier ${t}: ${(b.slo.attainment * 100).toFixed(1)}%, TTFT p99 ${b.requests.completed > 0 ? ms(b.ttft.p99) : '–'}, ${b.requests.total} request${b.requests.total === 1 ? '' : 's'}`);
   }
   if (s.utility) lines.push(`utility: ${s.utility.earned.toFixed(0)} of ${s.utility.possible.toFixed(0)} earned (${((s.utility.earned / (s.utility.possible || 1)) * 100).toFixed(1)}%)`);
   lines.push(`throughput: ${s.throughput.requestsPerSecond.toFixed(2)} req/s, ${s.throughput.outputTokensPerSecond.toFixed(0)} output tok/s`);
