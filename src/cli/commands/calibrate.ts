@@ -10,7 +10,7 @@ import { calibrate, type CalibrationResult, type ErrorStats } from '../../perf/c
 
 const BUNDLED_PROFILE = fileURLToPath(new URL('../../../data/profiles/splitwise_perf_model.csv', import.meta.url));
 
-function collectMap(value: string, prev: Record<string, string>): Record<string, string> {
+function collectMap(value: string, prev: Record<string, string> = {}): Record<string, string> {
   const m = /^([^=\s]+)=([^=\s]+)$/.exec(value);
   if (!m) throw new UserError(`--map: expected PROFILE_MODEL=CATALOG_MODEL, got '${value}'`);
   return { ...prev, [m[1]!]: m[2]! };
@@ -56,17 +56,18 @@ export function registerCalibrate(program: Command): void {
     .description('Fit the roofline efficiency factors on part of a profile table and report held-out MAPE')
     .option('--profile <file>', 'SplitwiseSim-format profile CSV', BUNDLED_PROFILE)
     .option('--out <dir>', 'folder for calibration.json', 'out/calibrate')
-    .option('--map <key=model>', 'map a profile model key to a catalog model (repeatable)', collectMap, {})
-    .option('--fit-per <what>', "one set of factors per 'hardware' (default) or per 'key' (diagnostic)", 'hardware')
+    .option('--map <key=model>', 'map a profile model key to a catalog model (repeatable)', collectMap)
+    .option('--fit-per <what>', "one set of factors per 'hardware' or per 'key' (diagnostic)", 'hardware')
     .option('--no-large-step-comm', 'fit the plain roofline, without the large-step communication knee (ablation)')
-    .action((opts: { profile: string; out: string; map: Record<string, string>; fitPer: string; largeStepComm: boolean }) => {
+    .action((opts: { profile: string; out: string; map?: Record<string, string>; fitPer: string; largeStepComm: boolean }) => {
+      const map = opts.map ?? {};
       if (opts.fitPer !== 'hardware' && opts.fitPer !== 'key') {
         throw new UserError(`--fit-per: expected 'hardware' or 'key', got '${opts.fitPer}'`);
       }
       prepareOutDir('--out', opts.out);
       const table = loadProfileTable(opts.profile);
       const profileModels = new Set(table.rows.map((r) => r.model));
-      for (const [key, id] of Object.entries(opts.map)) {
+      for (const [key, id] of Object.entries(map)) {
         if (!profileModels.has(key)) throw new UserError(`--map ${key}=${id}: '${key}' is not a model of ${opts.profile} (its models: ${[...profileModels].sort().join(', ')})`);
         try {
           getModel(id);
@@ -75,7 +76,7 @@ export function registerCalibrate(program: Command): void {
         }
       }
       const t0 = performance.now();
-      const result = calibrate(table, { modelMap: opts.map, fitPer: opts.fitPer, largeStepComm: opts.largeStepComm });
+      const result = calibrate(table, { modelMap: map, fitPer: opts.fitPer, largeStepComm: opts.largeStepComm });
       process.stderr.write(`calibrated in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
       process.stdout.write(formatCalibration(result) + '\n');
       const file = join(opts.out, 'calibration.json');

@@ -50,7 +50,7 @@ export function registerForecast(program: Command): void {
     .addOption(new Option('--metric <name>', 'series to build from --trace').choices([...SERIES_METRICS]).default('requestsPerS'))
     .option('--series <file>', 'plain CSV series "timestamp_s,value" at a regular step')
     .addOption(new Option('--impute <how>', 'missing steps in --series: error, or fill them').choices([...IMPUTATIONS]).default('error'))
-    .addOption(new Option('--model <name>', 'forecaster; auto picks by rolling-origin backtest on the training part').choices([...MODEL_CHOICES]).default('auto'))
+    .addOption(new Option('--model <name>', 'forecaster; auto picks by rolling-origin backtest on the training part (every model but lstm)').choices([...MODEL_CHOICES]).default('auto'))
     .option('--horizon <n>', 'steps to forecast')
     .option('--holdout <n>', 'keep the last n points out of fitting and score the forecast on them', '0')
     .option('--period <n>', 'seasonal period in points (default: one day, or tried by auto: one day and one week)')

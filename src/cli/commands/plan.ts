@@ -48,6 +48,17 @@ function onlyForRobustness(f: PlanFlags, where: string): void {
   }
 }
 
+/** Flags only one plan reads (a study would ignore them), and flags only the studies read. */
+const ONE_PLAN_FLAGS = { problem: '--problem', generate: '--generate', solver: '--solver', encoding: '--encoding', boundTimeLimit: '--bound-time-limit', writeLp: '--write-lp', simCheck: '--sim-check' } as const;
+const STUDY_FLAGS = { seeds: '--seeds', sizes: '--sizes' } as const;
+
+/** Rejects a flag given on the command line (not a default) that `where` would silently ignore. */
+function rejectGiven(cmd: Command, flags: Record<string, string>, why: string, where: string): void {
+  for (const [k, flag] of Object.entries(flags)) {
+    if (cmd.getOptionValueSource(k) === 'cli') throw new UserError(`${flag}: ${why}, not ${where}`);
+  }
+}
+
 /** "1,1.2,1.5" → numbers ≥ min; UserError naming the flag. */
 function numList(flag: string, v: string, min: number): number[] {
   const parts = v.split(',').map((s) => s.trim());
@@ -120,6 +131,18 @@ function printPlan(plan: Plan): void {
     if (capped.length) o.write(`  delay/error inflation capped where no candidate meets the SLO beyond: ${capped.map(([t, f]) => `${t} +${((f - 1) * 100).toFixed(1)} %`).join(', ')}\n`);
   }
   for (const n of plan.notes) o.write(`note: ${n}\n`);
+}
+
+const STUDIES = ['runtime', 'optimality', 'robustness', 'sensitivity'] as const;
+
+/** The study name and the flags it would ignore, checked before any output folder is made. */
+function checkStudyFlags(which: string | undefined, cmd: Command): void {
+  if (!(STUDIES as readonly (string | undefined)[]).includes(which)) {
+    throw new UserError(`plan study: expected one of ${STUDIES.join(', ')}, got ${JSON.stringify(which ?? '')}`);
+  }
+  rejectGiven(cmd, ONE_PLAN_FLAGS, 'only for plan (one plan)', `plan study ${which}`);
+  if (which !== 'optimality') rejectGiven(cmd, { seeds: '--seeds' }, 'only for plan study optimality', `plan study ${which}`);
+  if (which === 'sensitivity') rejectGiven(cmd, { timeLimit: '--time-limit' }, 'only where a MILP is solved', 'plan study sensitivity (AGH only)');
 }
 
 async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> {
@@ -258,15 +281,15 @@ export function registerPlan(program: Command): void {
     .option('--generate <I,J,K>', 'generate a random instance of this size')
     .option('--seed <n>', 'seed for --generate, AGH orderings and studies', '1')
     .option('--solver <name>', `one of ${SOLVERS.join(', ')}`, 'agh')
-    .option('--time-limit <s>', 'MILP time limit in seconds (plan: default 600 as in the paper; studies: per solve, default 30): HiGHS\'s time per solve, presolve included; building the model is not counted, nor the re-solves that confirm and diagnose an infeasible result, and HiGHS can overrun it on large models')
+    .option('--time-limit <s>', 'MILP time limit in seconds (plan: default 600 as in the paper; studies: per solve, default 30, robustness 60; not for sensitivity): HiGHS\'s time per solve, presolve included; building the model is not counted, nor the re-solves that confirm and diagnose an infeasible result, and HiGHS can overrun it on large models')
     .option('--bound-time-limit <s>', 'heuristics: MILP seconds spent for a bound to report the gap (0 = skip; skipped with a note when the MILP is too large)', '10')
     .option('--encoding <enc>', 'MILP encoding: paper (McCormick, default) or compact (exact, smaller)', 'paper')
     .option('--out <dir>', 'write plan.json (or study-<name>.json) here')
     .option('--write-lp <file>', 'write the MILP in CPLEX LP format')
-    .option('--seeds <n>', 'optimality study: seeds per size')
+    .option('--seeds <n>', 'optimality study: seeds per size, and of its ablation (default 20)')
     .option('--scenarios <n>', 'robustness study: Stage-2 scenarios (default 500)')
     .option('--trials <n>', 'robustness study: GRW trials per σ (default 3)')
-    .option('--sizes <list>', 'studies: sizes as "I,J,K;I,J,K"')
+    .option('--sizes <list>', 'studies: sizes as "I,J,K;I,J,K" (robustness, sensitivity: the first only; default (6,6,10); optimality (4,4,5);(6,6,10); runtime six sizes up to (20,20,20))')
     .option('--suite', 'robustness study: also run the Table II scenarios S1–S5 (δ, φ_v)')
     .option('--caps <list>', 'robustness study: also run the unmet-cap sweep (Fig. 4) over these ζ, e.g. 0.01,0.02,0.05,1 (1 = soft); AGH, GH, DM at the --stresses')
     .option('--budgets <list>', 'robustness study: also run a budget sweep (Fig. 2) over these δ, $ at the (6,6,10) scale, e.g. 50,72,100,150')
@@ -276,12 +299,16 @@ export function registerPlan(program: Command): void {
     .option('--day <YYYY-MM-DD|busiest>', 'robustness study: the UTC day of the trace to replay (default: the busiest day of a multi-day trace, else the whole span)')
     .option('--headroom <d,s>', 'plan against demand × (1+d) and delay/error × (1+s), then report on the nominal coefficients (default off; robustness study: headroom of the AGH-H / GH-H / DM-H rows, default 0.2,0.25)')
     .option('--sim-check [seconds]', `simulate the plan (its fleet and the problem's query types, default ${SIM_CHECK_DEFAULT_S} s of arrivals) and compare each type's simulated E2E with the plan's delay and Δ_i; writes sim-check/ under --out (else out/plan-sim-check)`)
-    .action(async (mode: string | undefined, which: string | undefined, f: PlanFlags) => {
+    .action(async (mode: string | undefined, which: string | undefined, f: PlanFlags, cmd: Command) => {
       if (mode !== undefined && mode !== 'study') throw new UserError(`plan: unexpected argument ${JSON.stringify(mode)} (did you mean "plan study ${mode}"?)`);
+      if (mode === 'study') checkStudyFlags(which, cmd);
+      else {
+        onlyForRobustness(f, 'plan (one plan)');
+        rejectGiven(cmd, STUDY_FLAGS, 'only for plan study', 'plan (one plan)');
+      }
       if (f.out) prepareOutDir('--out', f.out);
       if (f.writeLp) prepareOutDir('--write-lp (its folder)', dirname(resolve(f.writeLp)));
       if (mode === 'study') return runStudy(which, f);
-      onlyForRobustness(f, 'plan (one plan)');
       if (!SOLVERS.includes(f.solver as SolverName)) throw new UserError(`--solver: expected one of ${SOLVERS.join(', ')}, got ${JSON.stringify(f.solver)}`);
       if (f.encoding !== 'paper' && f.encoding !== 'compact') throw new UserError(`--encoding: expected paper or compact, got ${JSON.stringify(f.encoding)}`);
       if (!!f.problem === !!f.generate) throw new UserError('plan: give exactly one of --problem FILE or --generate I,J,K');

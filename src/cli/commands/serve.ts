@@ -41,7 +41,7 @@ export function registerServe(program: Command): void {
     .option('--host <addr>', 'listen address (default 127.0.0.1)')
     .option('--port <n>', 'listen port (default 8080)')
     .option('--backend <url>', 'a backend base URL, e.g. http://127.0.0.1:8000 (repeatable; quick form without --config)', (v: string, prev: string[]) => [...prev, v], [])
-    .option('--routing <policy>', `routing policy: ${ROUTER_NAMES.join(', ')}`)
+    .option('--routing <policy>', `routing policy (default: the config's, else round-robin): ${ROUTER_NAMES.join(', ')}`)
     .option('--model <name>', 'model the --backend URLs serve (default: asked from each backend)')
     .action(async (o: ServeFlags) => {
       let raw: Record<string, unknown>;

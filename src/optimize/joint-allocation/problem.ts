@@ -127,6 +127,13 @@ export function parseProblem(raw: unknown, source = 'problem', lineOf?: (path: r
   if (triples > MAX_TRIPLES) {
     throw new ConfigError({ source, path: 'types × models × tiers', expected: `at most ${MAX_TRIPLES} (type, model, tier) triples`, got: triples });
   }
+  // A repeated TP degree or PP depth would enter every deployment choice twice (duplicate MILP columns).
+  for (const list of ['tpDegrees', 'ppDepths'] as const) {
+    const xs: readonly number[] = p[list];
+    xs.forEach((v, i) => {
+      if (xs.indexOf(v) !== i) throw bad([list, i], `a value not listed before (${list} must be distinct)`, v);
+    });
+  }
   uniq(p.types.map((t) => t.name), 'types');
   uniq(p.models.map((m) => m.name), 'models');
   uniq(p.tiers.map((t) => t.name), 'tiers');
