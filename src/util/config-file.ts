@@ -110,8 +110,10 @@ export function describeIssue(iss: z.core.$ZodIssue): string {
     case 'invalid_type':
       return iss.expected === 'undefined' ? 'no value' : `a value of type ${iss.expected}`;
     case 'too_small':
+      if (iss.origin === 'string') return Number(iss.minimum) === 1 ? 'a non-empty string' : `a string of at least ${String(iss.minimum)} characters`;
       return `${iss.origin === 'array' ? 'at least' : iss.inclusive ? '≥' : '>'} ${String(iss.minimum)}${iss.origin === 'array' ? ' items' : ''}`;
     case 'too_big':
+      if (iss.origin === 'string') return `a string of at most ${String(iss.maximum)} characters`;
       return `${iss.origin === 'array' ? 'at most' : iss.inclusive ? '≤' : '<'} ${String(iss.maximum)}${iss.origin === 'array' ? ' items' : ''}`;
     default:
       return iss.message;

@@ -93,6 +93,17 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
     }
   });
 
+  it('labels its metrics with the served name, as vLLM does', async () => {
+    const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 20, servedName: 'my-org/chat' });
+    try {
+      const s = parsePromText(await (await fetch(`${e.url}/metrics`)).text());
+      const running = s.filter((x) => x.name === 'vllm:num_requests_running');
+      assert.deepEqual(running.map((x) => x.labels.model_name), ['my-org/chat']);
+    } finally {
+      await e.close();
+    }
+  });
+
   it('answers 503 until the startup delay has passed, and rejects impossible requests with 400/404', async () => {
     const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', startupDelayS: 0.3 });
     try {

@@ -48,6 +48,10 @@ test('schema errors name the line of the offending key, the dotted path and what
   );
   const bad = parseConfigText('name: x\nlist: []\nextra: 1\n', 'g.yaml');
   assert.throws(() => validateConfig(bad, schema), (e: unknown) => e instanceof ConfigError && /^g\.yaml:3 extra: expected no unknown key/.test(e.message));
+  // String lengths read as such, not as numbers.
+  const named = z.object({ name: z.string().min(1), code: z.string().max(3) }).strict();
+  assert.throws(() => validateConfig(parseConfigText('name: ""\ncode: ab\n', 'h.yaml'), named), (e: unknown) => e instanceof ConfigError && e.message === 'h.yaml:1 name: expected a non-empty string, got ""');
+  assert.throws(() => validateConfig(parseConfigText('name: a\ncode: abcd\n', 'h.yaml'), named), (e: unknown) => e instanceof ConfigError && e.message === 'h.yaml:2 code: expected a string of at most 3 characters, got "abcd"');
 });
 
 test('invalid YAML is reported with its line', () => {

@@ -216,9 +216,9 @@ export class EmulatedBackend {
     return this.engine.usedBlocks / this.engine.cfg.kvBlocks;
   }
 
-  /** vLLM's /metrics names (v0 and v1 spellings of KV usage both emitted), labelled by model_name. */
-  renderMetrics(): string {
-    const lb = `model_name="${this.pool.model}"`;
+  /** vLLM's /metrics names (v0 and v1 spellings of KV usage both emitted), labelled by model_name: the served name, as vLLM does. */
+  renderMetrics(modelName: string = this.pool.model): string {
+    const lb = `model_name=${JSON.stringify(modelName)}`;
     return [
       renderScalar('vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', lb, this.engine.numRunning),
       renderScalar('vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', lb, this.engine.numWaiting),

@@ -120,7 +120,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
     }
     if (req.method === 'GET' && path === '/metrics') {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-      res.end(backend.renderMetrics());
+      res.end(backend.renderMetrics(servedName));
       return;
     }
     if (!ready) return sendError(res, 503, 'model is loading', 'ServiceUnavailable');
