@@ -60,6 +60,9 @@ test('flag mistakes are user errors', async () => {
     ['--series', s, '--horizon', 'x'],
     ['--trace', s, '--horizon', '3'],
     ['--series', join(dir, 'missing.csv'), '--horizon', '3'],
+    // --types is read only for k-means types of a trace; elsewhere it would be silently ignored.
+    ['--series', s, '--horizon', '3', '--types', '3'],
+    ['--trace', 'data/azure-llm/AzureLLMInferenceTrace_conv.csv', '--granularity', '1m', '--horizon', '3', '--types', '3'],
   ]) {
     await assert.rejects(run(...args, '--out', dir), UserError, args.join(' '));
   }

@@ -59,7 +59,10 @@ export function registerForecast(program: Command): void {
     .option('--folds <n>', 'rolling-origin folds for auto', '3')
     .option('--out <dir>', 'output folder', 'out/forecast')
     .option('--quiet', 'print nothing but errors')
-    .action((o: Flags) => {
+    .action((o: Flags, cmd: Command) => {
+      if (cmd.getOptionValueSource('types') === 'cli' && !(o.trace !== undefined && parseKeyFields(o.key ?? '').includes('type'))) {
+        throw new UserError('--types: only read with --trace and --key type (k-means workload types), e.g. --key type --types 4');
+      }
       const out = prepareOutDir('--out', resolve(o.out));
       if ((o.trace === undefined) === (o.series === undefined)) throw new UserError('forecast: give exactly one of --trace FILE or --series FILE');
       if (o.horizon === undefined) throw new UserError('forecast: --horizon N is required');
