@@ -148,18 +148,24 @@ export const scheduledActionSchema = z.discriminatedUnion('action', [
   z.object({ atS: seconds, action: z.literal('drain'), pool: z.string().min(1), count: posInt.default(1) }).strict(),
 ]);
 
+/**
+ * A request's utility: bounded so that summing it over every request of a run stays finite (summary.json's
+ * `utility.earned` / `possible`); 1e12 per request is far past any price.
+ */
+const utility = z.number().min(0).max(1e12);
+
 export const sloSchema = z
   .object({
     ttftS: z.number().positive().default(2),
     tpotS: z.number().positive().default(0.2),
     /** What a request earns when it meets these targets (SageServe's per-request utility); unset: not reported. */
-    utility: z.number().min(0).optional(),
+    utility: utility.optional(),
   })
   .strict();
 
 /** `slo.tiers.<tier>`: the same fields without defaults. */
 export const tierSloSchema = z
-  .object({ ttftS: z.number().positive().optional(), tpotS: z.number().positive().optional(), utility: z.number().min(0).optional() })
+  .object({ ttftS: z.number().positive().optional(), tpotS: z.number().positive().optional(), utility: utility.optional() })
   .strict();
 
 export const scenarioSchema = z

@@ -46,9 +46,9 @@ const lengthsSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('fitted-lognormal'), ...traceRef.shape }).strict(),
 ]);
 
-const point = z.tuple([z.number().min(0), z.number().min(0)]);
 /** A million requests per second: far beyond any fleet, and a bound on what a synthetic workload generates. */
 const MAX_RATE_PER_S = 1_000_000;
+const point = z.tuple([z.number().min(0), z.number().min(0).max(MAX_RATE_PER_S)]);
 const arrivalsSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('poisson'), ratePerS: z.number().positive().max(MAX_RATE_PER_S) }).strict(),
   // cv ≤ 20: the gamma shape 1/cv² below 1/400 makes inter-arrival gaps underflow to 0 (endless arrivals at one instant)
@@ -56,14 +56,23 @@ const arrivalsSchema = z.discriminatedUnion('kind', [
   z
     .object({
       kind: z.literal('curve'),
-      baseRatePerS: z.number().positive(),
+      baseRatePerS: z.number().positive().max(MAX_RATE_PER_S),
       diurnalAmplitude: z.number().min(0).max(1).default(0.5),
       peakHour: z.number().min(0).max(24).default(14),
       weekendFactor: z.number().min(0).default(1),
       startDay: z.number().int().min(0).max(6).default(0),
       startHour: z.number().min(0).max(24).default(0),
     })
-    .strict(),
+    .strict()
+    // The thinning envelope (generators/arrivals.ts `maxRate`) is the peak rate: bounded like poisson's, else candidates never pass endS.
+    .superRefine((a, ctx) => {
+      const diurnalPeak = a.baseRatePerS * (1 + a.diurnalAmplitude);
+      if (diurnalPeak > MAX_RATE_PER_S) {
+        ctx.addIssue({ code: 'custom', path: ['baseRatePerS'], input: a.baseRatePerS, message: `baseRatePerS·(1 + diurnalAmplitude) ≤ ${MAX_RATE_PER_S} (the peak rate per second)` });
+      } else if (diurnalPeak * a.weekendFactor > MAX_RATE_PER_S) {
+        ctx.addIssue({ code: 'custom', path: ['weekendFactor'], input: a.weekendFactor, message: `baseRatePerS·(1 + diurnalAmplitude)·weekendFactor ≤ ${MAX_RATE_PER_S} (the peak weekend rate per second)` });
+      }
+    }),
   z
     .object({
       kind: z.literal('table'),
@@ -101,6 +110,9 @@ const syntheticSchema = z
   })
   .strict();
 
+/** A million copies of each request: past any useful scaling of a trace (and of `MAX_RATE_PER_S` from one request a second). */
+const MAX_RATE_SCALE = 1_000_000;
+
 const transformsSchema = z
   .object({
     window: z
@@ -109,7 +121,8 @@ const transformsSchema = z
       .refine((w) => w.endS === undefined || w.endS > w.startS, { message: 'endS must be > startS', path: ['endS'] })
       .optional(),
     compress: z.number().positive().optional(),
-    rateScale: z.number().positive().optional(),
+    // Each request is copied ⌊rateScale⌋ times (transforms.ts): unbounded, a factor like 1e308 exhausts memory on the first request.
+    rateScale: z.number().positive().max(MAX_RATE_SCALE).optional(),
     rateScaleJitterS: z.number().min(0).default(1),
     limit: z.number().int().min(1).optional(),
   })

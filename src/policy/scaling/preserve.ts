@@ -8,7 +8,8 @@ import { defineScaler, type PoolStatus, type ScaleAction, type ScalingSignals } 
 export const preserveScalerOptions = z
   .object({
     /** Tier-1 window T (paper: 10 minutes); windows close at the first scaler tick at or after their end. */
-    windowS: z.number().positive().default(600),
+    /** At least 1 ms: a window below the float resolution of the clock could never be stepped past. */
+    windowS: z.number().min(0.001).default(600),
     /** Seasonal period of the token series in windows (a day of 10-minute windows = 144). */
     windowsPerDay: z.number().int().min(1).default(144),
     /** Series forecaster from src/forecast (the paper's mLSTM is not there; see docs/fidelity/preserve.md). */
@@ -135,6 +136,9 @@ export const preserve = defineScaler({
         st.outputHist.push(st.accOutput);
         st.accPrompt = 0;
         st.accOutput = 0;
+        // Windows far shorter than the tick interval: skip whole windows at once, not one per loop turn.
+        const behind = Math.floor((s.now + 1e-9 - st.windowEnd) / opts.windowS);
+        if (behind > 1000) st.windowEnd += behind * opts.windowS;
         while (st.windowEnd <= s.now + 1e-9) st.windowEnd += opts.windowS;
         st.scaledInThisWindow = false;
         if (st.promptHist.length >= minHistory) {

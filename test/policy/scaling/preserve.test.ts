@@ -125,3 +125,13 @@ test('static holds the configured count and restores it', () => {
   assert.equal(net(keep.decide(signals(10, [busy(0), busy(1)], null))), 0);
   assert.equal(net(keep.decide(signals(20, [busy(0)], null))), 1);
 });
+
+test('windows far shorter than the tick interval are skipped at once, not one loop turn each', () => {
+  const s = createScaler('preserve', { ...MU, windowS: 0.001, windowsPerDay: 1, forecaster: 'seasonal-naive' }, ctx);
+  const insts = [busy(0)];
+  // 1e9 s of clock in 1 ms windows: 1e12 turns of a one-window-per-turn loop, which would never finish here.
+  s.decide(signals(10, insts, { input: 150, output: 100 }));
+  s.decide(signals(1e9, insts, { input: 150, output: 100 }));
+  const after = s.decide(signals(1e9 + 10, insts, { input: 150, output: 100 }));
+  assert.ok(Array.isArray(after));
+});

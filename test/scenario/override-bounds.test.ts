@@ -1,0 +1,30 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadScenario } from '../../src/scenario/load.ts';
+import { UserError } from '../../src/util/errors.ts';
+
+// Edge values found by fuzzing `--set PATH=VALUE`: each must be one UserError naming the field, not a hang,
+// a crash or a non-finite number in summary.json.
+const rejects = (file: string, set: string, field: RegExp) =>
+  assert.throws(() => loadScenario({ file, sets: ['endS=30', set] }), (e: Error) => e instanceof UserError && field.test(e.message) && !e.message.includes('\n'), set);
+
+test('slo utilities are bounded so that their sum over a run stays finite', () => {
+  rejects('scenarios/default.yaml', 'slo.utility=1e308', /slo\.utility: expected ≤ 1000000000000/);
+  rejects('scenarios/default.yaml', 'slo.tiers.iw.utility=1e308', /slo\.tiers\.iw\.utility: expected ≤/);
+  assert.equal(loadScenario({ file: 'scenarios/default.yaml', sets: ['slo.utility=3'] }).scenario.slo.utility, 3);
+});
+
+test('synthetic peak rates and the rateScale transform are bounded (a huge value hung or exhausted memory)', () => {
+  const curve = 'workload.synthetic.arrivals={kind: curve, baseRatePerS: 5}';
+  const withCurve = (set: string) => loadScenario({ file: 'scenarios/preserve-routing.yaml', sets: ['endS=30', curve, set] });
+  assert.throws(() => withCurve('workload.synthetic.arrivals.baseRatePerS=1e308'), /arrivals\.baseRatePerS: expected ≤ 1000000/);
+  assert.throws(() => withCurve('workload.synthetic.arrivals.baseRatePerS=900000'), /arrivals\.baseRatePerS: expected baseRatePerS·\(1 \+ diurnalAmplitude\) ≤ 1000000/);
+  assert.throws(() => withCurve('workload.synthetic.arrivals.weekendFactor=1e308'), /arrivals\.weekendFactor: expected .*weekendFactor ≤ 1000000/);
+  assert.equal(withCurve('workload.synthetic.arrivals.weekendFactor=2').scenario.workload.synthetic?.arrivals.kind, 'curve');
+  rejects('scenarios/preserve-scaling.yaml', 'workload.synthetic.arrivals.points.0.1=1e308', /arrivals\.points\[0\]\[1\]: expected ≤ 1000000/);
+  rejects('scenarios/default.yaml', 'workload.transforms.rateScale=1e308', /workload\.transforms\.rateScale: expected ≤ 1000000/);
+});
+
+test("PreServe's scaler window is at least 1 ms (1e-12 never stepped past the clock)", () => {
+  rejects('scenarios/preserve-scaling.yaml', 'scaling.options.windowS=1e-12', /scaling\.options\.windowS: expected ≥ 0\.001/);
+});
