@@ -263,8 +263,9 @@ export const scenarioSchema = z
       .extend({ tiers: z.record(z.string(), tierSloSchema).default({}) })
       .default({ ttftS: 2, tpotS: 0.2, tiers: {} }),
     output: z
-      // A row per interval is kept in memory: the simulator stops past MAX_TIMELINE_ROWS (timeline.ts).
-      .object({ timelineIntervalS: z.number().positive().default(60) })
+      // A row per interval is kept in memory: the simulator stops past MAX_TIMELINE_ROWS (timeline.ts); below 1 ms a
+      // run would only reach that limit, slowly.
+      .object({ timelineIntervalS: z.number().min(0.001).default(60) })
       .strict()
       .default({ timelineIntervalS: 60 }),
     /** Stop the simulation at this time (seconds); by default it runs until every request has finished. */

@@ -133,7 +133,8 @@ test('a run where nothing completes prints dashes, not 0.0 ms, and its report ha
 
 test('settings that would exhaust memory or make no sense exit 2 with one line naming the flag or file', () => {
   const cases: [string[], RegExp][] = [
-    [['--set', 'output.timelineIntervalS=0.000001'], /output\.timelineIntervalS: 0\.000001 s gives more than 5,000,000 timeline rows by t = \d+ s/],
+    [['--set', 'output.timelineIntervalS=0.001', '--set', 'workload.transforms.compress=0.5'], /output\.timelineIntervalS: 0\.001 s gives more than 5,000,000 timeline rows by t = \d+ s/],
+    [['--set', 'output.timelineIntervalS=0.000001'], /output\.timelineIntervalS: expected ≥ 0\.001/],
     [['--set', 'workload.transforms.rateScale=1000'], /the fleet cannot keep up: 2,000,000 requests are in the system at t = \d+ s/],
     [['--set', 'fleet.pools.0.minCount=6', '--set', 'fleet.pools.0.maxCount=3'], /fleet\.pools\[0\]\.maxCount: expected ≥ minCount \(6\), got 3/],
     [['--set', 'fleet.pools.0.count=5', '--set', 'fleet.pools.0.maxCount=2'], /fleet\.pools\[0\]\.count: expected ≤ maxCount \(2\), got 5/],

@@ -28,3 +28,7 @@ test('synthetic peak rates and the rateScale transform are bounded (a huge value
 test("PreServe's scaler window is at least 1 ms (1e-12 never stepped past the clock)", () => {
   rejects('scenarios/preserve-scaling.yaml', 'scaling.options.windowS=1e-12', /scaling\.options\.windowS: expected ≥ 0\.001/);
 });
+
+test('the timeline interval is at least 1 ms (1e-12 ran 20 s only to reach the timeline row limit)', () => {
+  rejects('scenarios/splitwise-baseline.yaml', 'output.timelineIntervalS=1e-12', /output\.timelineIntervalS: expected ≥ 0\.001/);
+});
