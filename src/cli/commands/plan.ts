@@ -341,7 +341,8 @@ export function registerPlan(program: Command): void {
         writeOut(f.out, 'plan.json', plan);
         // The plan as a simulator fleet, to check its SLO claims by simulation.
         writeFileSync(join(f.out, 'fleet.yaml'), fleetYaml(plan));
-        if (f.generate) writeOut(f.out, 'problem.json', problem);
+        // The problem as planned (a generated one, or the file with its defaults filled in): never a stale one beside a new plan.
+        writeOut(f.out, 'problem.json', problem);
       }
       if (simCheckS !== undefined) {
         const dir = join(f.out ?? 'out', f.out ? 'sim-check' : 'plan-sim-check');

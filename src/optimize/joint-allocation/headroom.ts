@@ -29,10 +29,17 @@ export function isNoHeadroom(h: Headroom | undefined): boolean {
   return !h || (h.demand === 0 && h.slo === 0);
 }
 
-/** Checks a headroom (finite, ≥ 0); `what` names the flag or field in the error. */
+/**
+ * The largest demand or delay/error inflation (+10,000 %). Beyond any use, and it keeps the inflated coefficients
+ * finite: `--headroom 1e308,0` made λ × (1 + d) = Infinity, and the MILP, LPR and HF ended in "HiGHS could not load
+ * the model … |coefficient| Infinity in row budget", naming no flag.
+ */
+export const MAX_HEADROOM = 100;
+
+/** Checks a headroom (finite, in [0, MAX_HEADROOM]); `what` names the flag or field in the error. */
 export function checkHeadroom(h: Headroom, what = 'headroom'): Headroom {
   for (const [k, v] of Object.entries(h)) {
-    if (!Number.isFinite(v) || v < 0) throw new UserError(`${what}: ${k} must be a finite number ≥ 0, got ${String(v)}`);
+    if (!Number.isFinite(v) || v < 0 || v > MAX_HEADROOM) throw new UserError(`${what}: ${k} must be a finite number ≥ 0 and ≤ ${MAX_HEADROOM}, got ${String(v)}`);
   }
   return h;
 }
@@ -41,8 +48,8 @@ export function checkHeadroom(h: Headroom, what = 'headroom'): Headroom {
 export function parseHeadroom(flag: string, v: string): Headroom {
   const parts = v.split(',').map((s) => s.trim());
   const nums = parts.map(Number);
-  if (parts.length !== 2 || parts.some((s) => s === '') || nums.some((n) => !Number.isFinite(n) || n < 0)) {
-    throw new UserError(`--${flag}: expected d,s (demand and delay/error inflation, two numbers ≥ 0, e.g. 0.2,0.25), got ${JSON.stringify(v)}`);
+  if (parts.length !== 2 || parts.some((s) => s === '') || nums.some((n) => !Number.isFinite(n) || n < 0 || n > MAX_HEADROOM)) {
+    throw new UserError(`--${flag}: expected d,s (demand and delay/error inflation, two numbers in [0, ${MAX_HEADROOM}], e.g. 0.2,0.25), got ${JSON.stringify(v)}`);
   }
   return { demand: nums[0]!, slo: nums[1]! };
 }

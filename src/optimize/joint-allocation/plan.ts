@@ -118,6 +118,18 @@ export function planFromAllocation(c: Coefficients, a: Allocation | null, base: 
     feasible: ev.feasible, violations: ev.violations, perType: ev.perType, gpusByTier: ev.gpusByTier,
     budgetUsedUsd: ev.budgetUsedUsd, storageUsedGb: ev.storageUsedGb, deployments, routing, size, notes: [], ...base,
   } as Plan;
+  // A proven lower bound can never exceed the cost of a feasible plan. HiGHS can still report one (and call its
+  // incumbent "optimal") on a badly scaled model within the schema's limits (all types at λ = 1e12: data-storage and
+  // compute coefficients ~1e13 next to O(1) ones); the bound is then not a proof: drop it and the gap, and say so.
+  if (plan.bound !== null && ev.feasible && ev.objective < plan.bound - 1e-6 * Math.max(1, Math.abs(plan.bound))) {
+    plan.notes.push(`the MILP's bound $${plan.bound.toFixed(2)} is above this feasible plan's cost $${ev.objective.toFixed(2)}: HiGHS's result is ` +
+      'numerically unreliable on this instance (coefficients of very different magnitudes), so no bound or gap is reported' +
+      (plan.status === 'optimal' ? ' and the status is feasible, not optimal' : ''));
+    plan.bound = null;
+    plan.gap = null;
+    plan.boundSource = null;
+    if (plan.status === 'optimal') plan.status = 'feasible';
+  }
   // The one place a plan that breaks an unserved cap ζ_i is flagged, whatever the solver: status infeasible
   // (never "optimal"/"feasible") and a note naming the types.
   const capped = ev.violations.filter((v) => v.family === 'unserved-cap').length > 0;

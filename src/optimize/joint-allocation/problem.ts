@@ -24,6 +24,15 @@ export const LIMITS = {
   gflopPerToken: 1e9,
   tflops: 1e9,
   gbPerS: 1e9,                // BW_k, NVLink
+  // Lower bounds of the fields the MILP divides by (a tiny positive value is a typo or a unit mistake, too): BW_k
+  // (d^comp, paper-mode KV; 1e-12 GB/s put 7e16 into the delay rows and HiGHS refused the model), the NVLink
+  // (d^comm), P_k and η (compute rows ÷ η·P_k) and C_k (memory rows ÷ C_k) — at 1e-300 each made HiGHS refuse the
+  // model, naming a row instead of the field. These floors are far below any real GPU and keep those terms
+  // within HiGHS's range with the other fields in their usual ranges.
+  minGbPerS: 1e-3,            // BW_k, NVLink: 1 MB/s
+  minTflops: 1e-3,            // P_k: 1 GFLOP/s
+  minGb: 1e-3,                // C_k: 1 MB
+  minEta: 1e-3,               // η
   hopLatencyS: 1e3,
   horizonHours: 1e5,          // ≈ 11 years
   budgetUsd: 1e12,
@@ -70,13 +79,13 @@ const model = z.object({
 const tier = z.object({
   name: z.string().min(1),
   hardware: z.string().min(1),                                 // for simulator fleet pools
-  memoryGb: z.number().positive().max(L.gb),                   // C_k
+  memoryGb: z.number().min(L.minGb).max(L.gb),                 // C_k
   priceUsdPerHour: z.number().min(0).max(L.usdPerHour),        // p_k^c
-  tflops: z.number().positive().max(L.tflops),                 // P_k
-  bandwidthGbPerS: z.number().positive().max(L.gbPerS),        // BW_k
+  tflops: z.number().min(L.minTflops).max(L.tflops),           // P_k
+  bandwidthGbPerS: z.number().min(L.minGbPerS).max(L.gbPerS),  // BW_k
   latencyScale: z.number().positive().max(L.factor).default(1), // ν_k
   errorScale: z.number().positive().max(L.factor).default(1),  // μ_k
-  linkGbPerS: z.number().positive().max(L.gbPerS).default(600), // NVLink (d^comm)
+  linkGbPerS: z.number().min(L.minGbPerS).max(L.gbPerS).default(600), // NVLink (d^comm)
   hopLatencyS: z.number().min(0).max(L.hopLatencyS).default(2e-5), // per-stage per-token latency (d^comm) [A]
 }).strict();
 
@@ -85,7 +94,7 @@ export const problemSchema = z.object({
   budgetUsd: z.number().min(0).max(L.budgetUsd),               // δ
   storageCapGb: z.number().min(0).max(L.gb),                   // C^s
   storagePriceUsdPerGbHour: z.number().min(0).max(L.storageUsdPerGbHour), // p^s
-  eta: z.number().gt(0).max(1).default(0.9),                   // η
+  eta: z.number().min(L.minEta).max(1).default(0.9),           // η
   tpDegrees: z.array(z.literal(TP_DEGREES)).min(1).default([...TP_DEGREES]),
   ppDepths: z.array(z.literal(PP_DEPTHS)).min(1).default([...PP_DEPTHS]),
   options: z.object({

@@ -84,12 +84,16 @@ test('llmfleet plan: out-of-range magnitudes are one line and exit 2 for every s
   for (const solver of ['milp', 'lpr', 'hf', 'gh', 'agh']) {
     oneLine(cli(['--problem', huge, '--solver', solver]), /^llmfleet: .*huge\.json:\d+ types\[0\]\.arrivalsPerHour: expected ≤ 1000000000000, got 10000000000000000000$/, solver);
   }
-  // Within every cap but a compute coefficient ≥ 1e15 (a 1e-14-TFLOPS tier): HiGHS cannot load the model.
-  const slow = write('slow.json', (q) => { q.tiers[0].tflops = 1e-14; });
+  // Within every cap and floor, but a combination gives a compute coefficient ≥ 1e15 (a tier at the 1e-3 TFLOPS floor,
+  // η at its 1e-3 floor, λ at its 1e12 cap): HiGHS cannot load the model.
+  const slow = write('slow.json', (q) => { q.tiers[0].tflops = 1e-3; q.eta = 1e-3; q.types[0].arrivalsPerHour = 1e12; });
   oneLine(cli(['--problem', slow, '--solver', 'milp']), /^llmfleet: HiGHS could not load the model: passModel failed .*; HiGHS accepts coefficients below 1e\+15/, 'milp slow');
   // A heuristic keeps its plan and notes the skipped bound.
-  const h = cli(['--problem', slow, '--solver', 'gh']);
+  const hOut = join(dir, 'h');
+  const h = cli(['--problem', slow, '--solver', 'gh', '--out', hOut]);
   assert.equal(h.status, 0, h.stderr);
+  // --problem writes the problem as planned too, so no problem.json of an earlier run is left beside the new plan.
+  assert.deepEqual(JSON.parse(readFileSync(join(hOut, 'problem.json'), 'utf8')), JSON.parse(readFileSync(slow, 'utf8')));
   assert.match(h.stdout, /^solver gh {2}status feasible {2}objective \$/);
   assert.match(h.stdout, /note: bound skipped: HiGHS could not load the model/);
   const tp3 = write('tp3.json', (q) => { q.tpDegrees = [3]; });

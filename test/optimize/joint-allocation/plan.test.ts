@@ -74,9 +74,10 @@ test('a heuristic still returns its plan when the bound MILP is too large or HiG
   assert.ok(big.objective !== null && big.deployments.length > 0);
   assert.equal(big.bound, null);
   assert.ok(big.notes.some((n) => /^bound skipped: the MILP would have 390,630 variables and [\d,]+ nonzeros \(limits 300,000 and 4,000,000\); use --bound-time-limit 0 to silence this note$/.test(n)), big.notes.join(' | '));
-  // A compute coefficient HiGHS refuses (≥ 1e15) from an absurdly slow tier: the bound is skipped, the plan stands.
+  // A compute coefficient HiGHS refuses (≥ 1e15) from a tier and η at their 1e-3 floors and λ at its 1e12 cap: the
+  // bound is skipped, the plan stands.
   const p = generateProblem(2, 2, 2, 1);
-  const slow = parseProblem({ ...p, tiers: [{ ...p.tiers[0]!, tflops: 1e-14 }, p.tiers[1]!] });
+  const slow = parseProblem({ ...p, eta: 1e-3, types: [{ ...p.types[0]!, arrivalsPerHour: 1e12 }, p.types[1]!], tiers: [{ ...p.tiers[0]!, tflops: 1e-3 }, p.tiers[1]!] });
   const plan = await solvePlan(slow, { solver: 'agh', boundTimeLimitS: 5 });
   assert.ok(plan.objective !== null);
   assert.equal(plan.bound, null);
