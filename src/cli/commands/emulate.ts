@@ -47,21 +47,15 @@ export function registerEmulate(program: Command): void {
       if (o.timeScale.trim() === '' || !Number.isFinite(timeScale) || timeScale <= 0) throw new UserError(`--time-scale: expected a number > 0, got '${o.timeScale}'`);
       const errorRate = parseNumberFlag('--error-rate', o.errorRate, 0);
       if (errorRate > 1) throw new UserError(`--error-rate: expected a fraction in [0, 1], got ${errorRate}`);
-      const positiveInt = (flag: string, v: string | undefined) => {
+      const intAtLeast = (min: number, flag: string, v: string | undefined) => {
         if (v === undefined) return undefined;
         const n = parseIntFlag(flag, v);
-        if (n < 1) throw new UserError(`${flag}: expected an integer ≥ 1, got ${n}`);
-        return n;
-      };
-      const nonNegativeInt = (flag: string, v: string | undefined) => {
-        if (v === undefined) return undefined;
-        const n = parseIntFlag(flag, v);
-        if (n < 0) throw new UserError(`${flag}: expected an integer ≥ 0, got ${n}`);
+        if (n < min) throw new UserError(`${flag}: expected an integer ≥ ${min}, got ${n}`);
         return n;
       };
       const engine: Record<string, number> = {};
-      const kvBlocks = positiveInt('--kv-blocks', o.kvBlocks);
-      const maxNumSeqs = positiveInt('--max-num-seqs', o.maxNumSeqs);
+      const kvBlocks = intAtLeast(1, '--kv-blocks', o.kvBlocks);
+      const maxNumSeqs = intAtLeast(1, '--max-num-seqs', o.maxNumSeqs);
       if (kvBlocks !== undefined) engine.kvBlocks = kvBlocks;
       if (maxNumSeqs !== undefined) engine.maxNumSeqs = maxNumSeqs;
       const emu = await startEmulator({
@@ -73,7 +67,7 @@ export function registerEmulate(program: Command): void {
         timeScale,
         startupDelayS: parseNumberFlag('--startup-delay', o.startupDelay, 0),
         errorRate,
-        stallAfterTokens: nonNegativeInt('--stall-after-tokens', o.stallAfterTokens),
+        stallAfterTokens: intAtLeast(0, '--stall-after-tokens', o.stallAfterTokens),
         crashAfterS: o.crashAfter === undefined ? undefined : parseNumberFlag('--crash-after', o.crashAfter, 0),
         seed: parseIntFlag('--seed', o.seed),
         servedName: o.servedName,
