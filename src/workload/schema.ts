@@ -9,7 +9,7 @@ import type { TraceStats } from './readers/reader.ts';
 import { applyTransforms } from './transforms.ts';
 import { SkipTally } from './skip-tally.ts';
 import { synthetic } from './generators/synthetic.ts';
-import { O365_DEFAULTS, O365_PRESETS, o365 } from './generators/o365.ts';
+import { O365_DEFAULTS, O365_MODELS, O365_PRESETS, O365_REGIONS, o365 } from './generators/o365.ts';
 import { fitEmpirical, fitLognormal, type LengthModel } from './generators/lengths.ts';
 
 /** The scenario's `workload:` section (see src/workload/README.md for an example). Unknown keys are errors. */
@@ -137,8 +137,8 @@ const o365Schema = z
     /** Override the preset's slice of the week, its models, regions or bursts. */
     startS: z.number().min(0).optional(),
     durationS: z.number().positive().optional(),
-    models: z.array(z.string()).optional(),
-    regions: z.array(z.string()).optional(),
+    models: z.array(z.enum(O365_MODELS)).min(1).optional(),
+    regions: z.array(z.enum(O365_REGIONS)).min(1).optional(),
     bursts: z.array(z.object({ startS: z.number().min(0), durationS: z.number().positive(), factor: z.number().positive() }).strict()).optional(),
   })
   .strict();
@@ -207,13 +207,42 @@ export function openWorkload(spec: WorkloadSpec, rng: Rng, baseDir: string): Wor
   } else {
     throw new UserError('workload: expected exactly one of trace, synthetic or o365');
   }
+  const base = src;
   if (spec.transforms !== undefined) src = applyTransforms(src, spec.transforms, rng.fork('transforms'));
-  const it = src[Symbol.iterator]();
-  const first = it.next();
-  it.return?.();
-  if (first.done) throw new UserError('workload: no requests (check the time window and limit)');
+  if (isEmpty(src)) throw new UserError(whyEmpty(spec, base));
   if (tally === undefined) return src;
   const all = src;
   const t = tally;
   return { [Symbol.iterator]: () => t.pass(all[Symbol.iterator]()), traceStats: t };
+}
+
+function isEmpty(src: RequestSource): boolean {
+  const it = src[Symbol.iterator]();
+  const first = it.next();
+  it.return?.();
+  return first.done === true;
+}
+
+/** Names the field that left a workload without requests: the source itself, or the transform that emptied it. */
+function whyEmpty(spec: WorkloadSpec, base: RequestSource): string {
+  const source = spec.trace ? `workload.trace (${spec.trace.path})` : spec.synthetic ? 'workload.synthetic' : 'workload.o365';
+  if (isEmpty(base)) return `${source}: no requests${spec.synthetic ? ' (raise durationS or the arrival rate)' : spec.o365 ? ' (check startS, durationS and scale)' : ''}`;
+  let n = 0;
+  let firstS = Infinity;
+  let lastS = -Infinity;
+  for (const r of base) {
+    n++;
+    firstS = Math.min(firstS, r.arrivalS);
+    lastS = Math.max(lastS, r.arrivalS);
+  }
+  const span = `${source} has ${n} requests arriving in [${firstS}, ${lastS}] s`;
+  const t = spec.transforms;
+  const w = t?.window;
+  if (w !== undefined) {
+    let hit = false;
+    for (const r of base) if ((hit = r.arrivalS >= w.startS && r.arrivalS < (w.endS ?? Infinity))) break;
+    if (!hit) return `workload.transforms.window: [${w.startS}, ${w.endS ?? '∞'}) s holds no request; ${span}`;
+  }
+  if (t?.rateScale !== undefined && t.rateScale < 1) return `workload.transforms.rateScale: thinning by ${t.rateScale} kept none of the requests${w ? ' in the window' : ''}; ${span}`;
+  return `workload.transforms: no requests left; ${span}`;
 }

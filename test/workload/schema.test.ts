@@ -68,8 +68,13 @@ test('a missing trace file or an empty result is a UserError', () => {
   assert.throws(() => openWorkload(load('trace: { path: nope.csv, format: azure }'), new Rng(1), ROOT), (e: unknown) => e instanceof UserError && e.message.includes('nope.csv'));
   assert.throws(
     () => openWorkload(load('trace: { path: data/azure-llm/AzureLLMInferenceTrace_code.csv, format: azure }\ntransforms: { window: { startS: 99999 } }'), new Rng(1), ROOT),
-    (e: unknown) => e instanceof UserError && e.message.includes('no requests'),
+    (e: unknown) => e instanceof UserError && /^workload\.transforms\.window: \[99999, ∞\) s holds no request; workload\.trace \(.*code\.csv\) has 8819 requests arriving in \[0, 3435\.\d+\] s$/.test(e.message),
   );
+  assert.throws(
+    () => openWorkload(load('trace: { path: data/azure-llm/AzureLLMInferenceTrace_code.csv }\ntransforms: { window: { startS: 10, endS: 100 }, rateScale: 1e-9 }'), new Rng(1), ROOT),
+    /^UserError: workload\.transforms\.rateScale: thinning by 1e-9 kept none of the requests in the window; /,
+  );
+  assert.throws(() => openWorkload(workloadSchema.parse({ o365: { preset: 'peak-day', scale: 1e-12, durationS: 1 } }), new Rng(1), '.'), /^UserError: workload\.o365: no requests/);
 });
 
 test('workload.o365 streams the O365-like generator: a preset slice, scaled, with tiers and regions', () => {
@@ -80,4 +85,8 @@ test('workload.o365 streams the O365-like generator: a preset slice, scaled, wit
   assert.ok(new Set(reqs.map((r) => r.tier)).size === 3);
   assert.ok(reqs.every((r, i) => i === 0 || r.arrivalS >= reqs[i - 1]!.arrivalS));
   assert.throws(() => workloadSchema.parse({ o365: { preset: 'peak-day' }, trace: { path: 'x.csv' } }), /exactly one of trace, synthetic or o365/);
+  // unknown or empty lists fail in the schema, so the error names the field (o365.models[0]), not just the value
+  const issue = (o365: unknown) => workloadSchema.safeParse({ o365 }).error?.issues[0];
+  assert.deepEqual(issue({ models: ['llama9'] })?.path, ['o365', 'models', 0]);
+  assert.deepEqual(issue({ regions: [] })?.path, ['o365', 'regions']);
 });
