@@ -1,6 +1,6 @@
 import type { Summary } from '../metrics/summary.ts';
+import { formatLatency as ms } from '../report/format.ts';
 
-const ms = (s: number) => `${(s * 1000).toFixed(s < 1 ? 1 : 0)} ms`;
 
 /** The human summary of one run (stdout). */
 export function printSummary(s: Summary): void {
@@ -39,5 +39,5 @@ export function printSummary(s: Summary): void {
 }
 
 function pad(cells: string[]): string {
-  return cells.map((c, i) => (i === 0 ? c.padEnd(10) : c.padStart(11))).join('');
+  return cells.map((c, i) => (i === 0 ? c.padEnd(10) : ` ${c.padStart(10)}`)).join('');
 }

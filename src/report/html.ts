@@ -1,5 +1,6 @@
 import { reportCharts, renderSvg, type ReportRun } from './charts.ts';
 import { comparisonTable, frontierNames } from './table.ts';
+import { formatLatency as ms } from './format.ts';
 
 /** Everything report.html shows. */
 export interface ReportModel {
@@ -82,7 +83,6 @@ function resultsTable(runs: readonly ReportRun[]): string {
 function latencyTable(run: ReportRun | undefined): string {
   if (!run) return '';
   const s = run.digest.summary;
-  const ms = (v: number) => `${(v * 1000).toFixed(v < 1 ? 1 : 0)} ms`;
   const rows = ([['queue', s.queue], ['TTFT', s.ttft], ['TPOT', s.tpot], ['E2E', s.e2e]] as const)
     .map(([n, d]) => `<tr><td>${n}</td>${[d.mean, d.p50, d.p90, d.p99].map((v) => `<td class="num">${ms(v)}</td>`).join('')}</tr>`)
     .join('');

@@ -1,5 +1,6 @@
 import type { Summary } from '../metrics/summary.ts';
 import { paretoFrontier } from './pareto.ts';
+import { formatLatency as ms } from './format.ts';
 
 /** One column of the comparison table; `value` is NaN where it does not apply (no completed request). */
 export interface Column {
@@ -22,7 +23,6 @@ export interface ComparisonTable {
   rows: { name: string; cells: TableCell[] }[];
 }
 
-const ms = (v: number) => (v < 1 ? `${(v * 1000).toFixed(1)} ms` : `${v.toFixed(2)} s`);
 const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
 /** A latency only exists when something completed; 0 would otherwise win the column. */
 const lat = (pick: (s: Summary) => number) => (s: Summary) => (s.requests.completed > 0 ? pick(s) : NaN);

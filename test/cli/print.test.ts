@@ -28,3 +28,19 @@ test('a tier none of whose requests completed shows – for its TTFT, not 0.0 ms
   assert.match(out, /tier huge: 0\.0%, TTFT p99 –, 1 request$/m);
   assert.match(out, /tier ok: 100\.0%, TTFT p99 \d+\.\d ms, 1 request$/m);
 });
+
+test('latencies of a second and more print in seconds, and wide cells stay apart', () => {
+  // One instance, the second request waits behind the first's long decode.
+  const trace = writeTrace([
+    { t: 0, in: 100, out: 4000 },
+    { t: 0.1, in: 100, out: 10 },
+  ]);
+  const s = summarize(run(scenarioFor(trace), 'fast'), 0);
+  assert.ok(s.e2e.p99 >= 1, `E2E p99 ${s.e2e.p99}`);
+  const row = printed(() => printSummary(s)).split('\n').find((l) => l.startsWith('E2E '))!;
+  assert.match(row, /^E2E( +\d+(\.\d) ms| +\d+\.\d\d s){4}$/);
+  assert.doesNotMatch(row, /\d{4,} ms/);
+  // 1e7 s fills its column: still a space before it
+  const wide = { ...s, e2e: { ...s.e2e, p99: 12_345_678.9 } };
+  assert.match(printed(() => printSummary(wide)), /^E2E .* 12345678\.90 s$/m);
+});
