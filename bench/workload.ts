@@ -1,6 +1,7 @@
 // Workload-layer throughput: trace parsing (rows/s) and synthetic generation (requests/s).
 // Run: node --import tsx bench/workload.ts [rows]   (default 2,000,000 Azure rows). Timings go to stdout as a table.
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Rng } from '../src/util/rng.ts';
@@ -62,6 +63,9 @@ try {
   process.stderr.write(`wrote ${ROWS} rows (${(statSync(big).size / 1e6).toFixed(1)} MB) in ${((performance.now() - tw) / 1000).toFixed(1)} s\n`);
 
   run('azure csv parse (1 MiB chunks)', () => openTrace(big, 'azure'));
+  const gz = join(dir, 'azure.csv.gz');
+  writeFileSync(gz, gzipSync(readFileSync(big)));
+  run('azure csv.gz parse (inflated as it streams)', () => openTrace(gz, 'azure'));
   run('azure csv parse + window/compress/rateScale 1.5', () =>
     applyTransforms(openTrace(big, 'azure'), { window: { startS: 100 }, compress: 2, rateScale: 1.5 }, new Rng(1)),
   );

@@ -1,8 +1,8 @@
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { UserError, invariant } from '../util/errors.ts';
+import { invariant } from '../util/errors.ts';
+import { openByteSource, type ByteSource } from './byte-source.ts';
 
 export interface LineReaderOptions {
-  /** Bytes read per `readSync` call (default 1 MiB). Tests make it tiny to split lines and UTF-8 characters. */
+  /** Bytes read per call (default 1 MiB). Tests make it tiny to split lines and UTF-8 characters. */
   chunkBytes?: number;
 }
 
@@ -18,7 +18,7 @@ export const DEFAULT_CHUNK_BYTES = 1 << 20;
  */
 export class LineReader {
   lineNo = 0;
-  private fd: number | undefined;
+  private src: ByteSource | undefined;
   private buf: Buffer;
   /** Bytes buf[0, carry) are the start of a line whose '\n' has not been read yet. */
   private carry = 0;
@@ -32,7 +32,7 @@ export class LineReader {
   ) {
     const chunk = opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
     invariant(Number.isInteger(chunk) && chunk >= 1, `chunkBytes must be an integer ≥ 1, got ${chunk}`);
-    this.fd = openTextFile(path);
+    this.src = openByteSource(path, chunk);
     this.buf = Buffer.allocUnsafe(chunk);
   }
 
@@ -44,15 +44,14 @@ export class LineReader {
         const s = this.lines[this.idx++]!;
         return s.charCodeAt(s.length - 1) === 13 ? s.slice(0, -1) : s;
       }
-      if (this.fd === undefined) return undefined;
+      if (this.src === undefined) return undefined;
       this.fill();
     }
   }
 
   /** Closes the file; safe to call twice. `next()` then returns undefined. */
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
+    this.close0();
     this.lines = [];
     this.idx = 0;
   }
@@ -67,7 +66,7 @@ export class LineReader {
         this.buf.copy(bigger, 0, 0, this.carry);
         this.buf = bigger;
       }
-      const n = readSync(this.fd!, this.buf, this.carry, this.buf.length - this.carry, null);
+      const n = this.src!.read(this.buf, this.carry, this.buf.length - this.carry);
       if (n === 0) {
         if (this.carry > 0) this.lines = [this.decode(0, this.carry)];
         this.carry = 0;
@@ -97,8 +96,8 @@ export class LineReader {
   }
 
   private close0(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
+    this.src?.close();
+    this.src = undefined;
   }
 }
 
@@ -114,7 +113,7 @@ export class ByteLineReader {
   buf: Buffer;
   start = 0;
   end = 0;
-  private fd: number | undefined;
+  private src: ByteSource | undefined;
   /** Next line starts here. */
   private pos = 0;
   /** Bytes [0, limit) hold complete lines (limit is just past the last '\n', or the data end at EOF). */
@@ -129,7 +128,7 @@ export class ByteLineReader {
   ) {
     const chunk = opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
     invariant(Number.isInteger(chunk) && chunk >= 1, `chunkBytes must be an integer ≥ 1, got ${chunk}`);
-    this.fd = openTextFile(path);
+    this.src = openByteSource(path, chunk);
     this.buf = Buffer.allocUnsafe(chunk);
   }
 
@@ -153,14 +152,13 @@ export class ByteLineReader {
   }
 
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
+    this.close0();
     this.pos = this.limit = this.dataEnd = 0;
   }
 
   /** Keeps the partial line, reads until a complete line or EOF; false when nothing is left. */
   private fill(): boolean {
-    if (this.fd === undefined) return false;
+    if (this.src === undefined) return false;
     let end = this.dataEnd - this.limit;
     this.buf.copy(this.buf, 0, this.limit, this.dataEnd);
     this.pos = 0;
@@ -170,7 +168,7 @@ export class ByteLineReader {
         this.buf.copy(bigger, 0, 0, end);
         this.buf = bigger;
       }
-      const n = readSync(this.fd, this.buf, end, this.buf.length - end, null);
+      const n = this.src.read(this.buf, end, this.buf.length - end);
       const from = end;
       end += n;
       // A BOM can only start the file; a first line shorter than 3 bytes holds none.
@@ -195,22 +193,7 @@ export class ByteLineReader {
   }
 
   private close0(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
+    this.src?.close();
+    this.src = undefined;
   }
-}
-
-/** Opens a file for reading, turning "not found" and "is a folder" into one-line UserErrors. */
-export function openTextFile(path: string): number {
-  let isDir = false;
-  try {
-    isDir = statSync(path).isDirectory();
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new UserError(`${path}: file not found`);
-    if (code === 'EACCES') throw new UserError(`${path}: permission denied`);
-    throw e;
-  }
-  if (isDir) throw new UserError(`${path}: expected a file, got a folder`);
-  return openSync(path, 'r');
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ByteLineReader, LineReader } from '../../src/workload/line-reader.ts';
 import { UserError } from '../../src/util/errors.ts';
 import { tempDir } from './helpers.ts';
+import { gzipSync } from 'node:zlib';
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
@@ -72,4 +73,37 @@ test('reads a line much longer than the chunk size', () => {
 test('a missing file is a one-line UserError naming the path', () => {
   assert.throws(() => new LineReader(`${tmp.dir}/nope.csv`), (e: unknown) => e instanceof UserError && e.message.includes('nope.csv') && e.message.includes('not found'));
   assert.throws(() => new LineReader(tmp.dir), (e: unknown) => e instanceof UserError && e.message.includes('folder'));
+});
+
+test('reads gzip files (detected by their magic bytes) line for line like the plain text, multi-member too', () => {
+  const text = 'TIMESTAMP,a\r\n' + Array.from({ length: 300 }, (_, i) => `row ${i},é${'x'.repeat(i % 17)}`).join('\n') + '\n';
+  const half = text.indexOf('row 150');
+  const plain = readAll(tmp.file('plain.txt', text)).lines;
+  const one = tmp.file('one.csv.gz', gzipSync(text));
+  const two = tmp.file('no-extension', Buffer.concat([gzipSync(text.slice(0, half)), gzipSync(text.slice(half))]));
+  for (const p of [one, two]) {
+    // chunk 1..: compressed reads that split the gzip header, a member boundary and the trailer
+    for (const chunk of [1, 2, 7, 64, 1 << 20]) assert.deepEqual(readAll(p, chunk).lines, plain, `${p} chunk ${chunk}`);
+  }
+});
+
+test('a corrupt, truncated or other-format compressed file is a one-line UserError naming the path', () => {
+  const z = gzipSync('a,1\nb,2\nc,3\n'.repeat(50));
+  const badCrc = Buffer.from(z);
+  badCrc[z.length - 8]! ^= 1;
+  const badSize = Buffer.from(z);
+  badSize[z.length - 1]! ^= 1;
+  const cases: [string, Buffer, RegExp][] = [
+    ['crc.gz', badCrc, /crc\.gz: corrupt gzip data \(the CRC-32 or length in the trailer at byte \d+ does not match/],
+    ['size.gz', badSize, /size\.gz: corrupt gzip data/],
+    ['cut.gz', z.subarray(0, z.length >> 1), /cut\.gz: not valid gzip data \(unexpected EOF\)/],
+    ['t.zip', Buffer.from('PK\x03\x04rest', 'latin1'), /t\.zip: a zip archive; decompress it first/],
+    ['t.zst', Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0, 0]), /t\.zst: a zstd archive/],
+  ];
+  for (const [name, bytes, msg] of cases) {
+    const p = tmp.file(name, bytes);
+    for (const chunk of [3, 1 << 20]) {
+      assert.throws(() => readAll(p, chunk), (e: unknown) => e instanceof UserError && msg.test(e.message), `${name} chunk ${chunk}`);
+    }
+  }
 });

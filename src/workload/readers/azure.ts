@@ -8,6 +8,9 @@ import { skipRow, type TraceOptions, type TraceStats } from './reader.ts';
  * Azure LLM inference traces, 2023 (Splitwise) and 2024 (DynamoLLM, week-long):
  * `TIMESTAMP,ContextTokens,GeneratedTokens`. 2023 stamps are `2023-11-16 18:15:46.6805900` (7 fractional
  * digits, no zone); 2024 stamps carry `+00:00` and sometimes no fraction (`2024-05-10 00:00:01+00:00`).
+ * The 2025 multimodal trace (ModServe) adds a column: `TIMESTAMP,NumImages,ContextTokens,GeneratedTokens`,
+ * stamps like `2024-10-15T12:00:00.269Z`. NumImages is checked (an integer ≥ 0) but not modelled: the
+ * performance model is text-only, so a request's prompt is ContextTokens as given.
  *
  * Timestamps are parsed exactly: whole seconds as integers (Date.UTC for the date), the fraction as an
  * integer count of 100 ns ticks, and arrivalS = (ticks − first ticks) / 1e7, one rounding per row, so no
@@ -20,6 +23,8 @@ import { skipRow, type TraceOptions, type TraceStats } from './reader.ts';
 export const AZURE_SKIP_NO_OUTPUT = 'GeneratedTokens 0';
 
 export const AZURE_HEADER = ['TIMESTAMP', 'ContextTokens', 'GeneratedTokens'] as const;
+export const AZURE_MULTIMODAL_HEADER = ['TIMESTAMP', 'NumImages', 'ContextTokens', 'GeneratedTokens'] as const;
+const HEADERS: readonly (readonly string[])[] = [AZURE_HEADER, AZURE_MULTIMODAL_HEADER];
 const TIMESTAMP_EXPECTED = 'a timestamp YYYY-MM-DD HH:MM:SS[.fffffff][+HH:MM|Z]';
 const TICKS_PER_S = 1e7;
 const POW10 = [1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7];
@@ -126,9 +131,11 @@ export function* readAzure(path: string, opts: TraceOptions, stats: TraceStats):
     if (!more) throw emptyTrace(path);
     const header = lr.text();
     const names = headerNames(header);
-    if (names.length !== 3 || names.some((n, i) => n !== AZURE_HEADER[i])) {
-      throw new ConfigError({ source: path, line: lr.lineNo, path: 'header', expected: AZURE_HEADER.join(','), got: header });
+    const columns = HEADERS.find((h) => h.length === names.length && h.every((n, i) => n === names[i]));
+    if (columns === undefined) {
+      throw new ConfigError({ source: path, line: lr.lineNo, path: 'header', expected: HEADERS.map((h) => h.join(',')).join(' or '), got: header });
     }
+    const images = columns === AZURE_MULTIMODAL_HEADER;
     const clock = new AzureClock();
     let prevTicks = -Infinity;
     let firstTicks = 0;
@@ -136,22 +143,25 @@ export function* readAzure(path: string, opts: TraceOptions, stats: TraceStats):
     while (lr.next()) {
       const b = lr.buf;
       const end = lr.end;
-      let c1 = lr.start;
-      while (c1 < end && b[c1] !== 44) c1++;
+      let c0 = lr.start;
+      while (c0 < end && b[c0] !== 44) c0++;
+      // c1: the comma before ContextTokens (after NumImages in the multimodal layout)
+      let c1 = c0;
+      if (images) for (c1++; c1 < end && b[c1] !== 44; ) c1++;
       let c2 = c1 + 1;
       while (c2 < end && b[c2] !== 44) c2++;
       let ticks = NaN;
       let inputTokens = -1;
       let outputTokens = -1;
-      if (c2 < end) {
-        ticks = clock.ticks(b, lr.start, c1);
+      if (c2 < end && (!images || tokens(b, c0 + 1, c1) >= 0)) {
+        ticks = clock.ticks(b, lr.start, c0);
         inputTokens = tokens(b, c1 + 1, c2);
         outputTokens = tokens(b, c2 + 1, end);
       }
       if (ticks !== ticks || inputTokens < 1 || outputTokens < 0) {
         // Off the hot path: quoted or padded cells, a blank line, or a bad row (then it throws).
         if (isBlank(lr.text())) continue;
-        ({ ticks, inputTokens, outputTokens } = slowRow(lr, clock));
+        ({ ticks, inputTokens, outputTokens } = slowRow(lr, clock, columns));
       }
       if (ticks < prevTicks) throw outOfOrder(path, lr.lineNo, 'TIMESTAMP', splitCsvLine(lr.text())?.[0] ?? lr.text());
       if (prevTicks === -Infinity) firstTicks = ticks;
@@ -173,17 +183,19 @@ export function* readAzure(path: string, opts: TraceOptions, stats: TraceStats):
  * A row the byte-level fast path could not take, read with the CSV rules every reader shares (quoted cells,
  * spaces around cells); a bad row becomes the ConfigError naming its first bad field.
  */
-function slowRow(lr: ByteLineReader, clock: AzureClock): { ticks: number; inputTokens: number; outputTokens: number } {
+function slowRow(lr: ByteLineReader, clock: AzureClock, columns: readonly string[]): { ticks: number; inputTokens: number; outputTokens: number } {
   const source = lr.path;
   const line = lr.lineNo;
   const cells = splitCsvLine(lr.text());
-  if (cells === undefined || cells.length !== 3) {
-    throw new ConfigError({ source, line, path: 'row', expected: '3 comma-separated fields', got: lr.text() });
+  if (cells === undefined || cells.length !== columns.length) {
+    throw new ConfigError({ source, line, path: 'row', expected: `${columns.length} comma-separated fields`, got: lr.text() });
   }
   const stamp = Buffer.from(cells[0]!.trim());
   const ticks = clock.ticks(stamp, 0, stamp.length);
   if (ticks !== ticks) throw badValue(source, line, 'TIMESTAMP', TIMESTAMP_EXPECTED, cells[0]!);
-  const inputTokens = tokenCell(cells[1]!, source, line, 'ContextTokens');
-  const outputTokens = tokenCellOrZero(cells[2]!, source, line, 'GeneratedTokens', 'an integer ≥ 0 and ≤ 1e9 (rows with 0 are skipped)');
+  const at = columns.length - 3;
+  if (at === 1) tokenCellOrZero(cells[1]!, source, line, 'NumImages', 'an integer ≥ 0 and ≤ 1e9');
+  const inputTokens = tokenCell(cells[at + 1]!, source, line, 'ContextTokens');
+  const outputTokens = tokenCellOrZero(cells[at + 2]!, source, line, 'GeneratedTokens', 'an integer ≥ 0 and ≤ 1e9 (rows with 0 are skipped)');
   return { ticks, inputTokens, outputTokens };
 }

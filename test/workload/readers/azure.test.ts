@@ -1,7 +1,8 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { openTrace } from '../../../src/workload/index.ts';
+import { gzipSync } from 'node:zlib';
+import { detectFormat, openTrace } from '../../../src/workload/index.ts';
 import { UserError } from '../../../src/util/errors.ts';
 import { AZURE_SKIP_NO_OUTPUT } from '../../../src/workload/readers/azure.ts';
 import { AZURE_DIR, all, assertConfigError, tempDir } from '../helpers.ts';
@@ -44,6 +45,13 @@ test('reads the bundled code trace: 8,819 rows, last arrival 3435.948056 s', () 
   assert.deepEqual(reqs.at(-1), { id: 8_818, arrivalS: 3435.948056, inputTokens: 549, outputTokens: 173 });
 });
 
+test('reads a gzipped trace as the plain one, format detected through the compression', () => {
+  const plainPath = `${AZURE_DIR}AzureLLMInferenceTrace_code.csv`;
+  const gz = tmp.file('code.csv.gz', gzipSync(readFileSync(plainPath)));
+  assert.equal(detectFormat(gz), 'azure');
+  assert.deepEqual(all(openTrace(gz, 'azure')), all(openTrace(plainPath, 'azure')));
+});
+
 test('gives the same requests for any chunk size, including ones that split lines and CRLF pairs', () => {
   const text = readFileSync(`${AZURE_DIR}AzureLLMInferenceTrace_code.csv`, 'utf8').split('\r\n').slice(0, 60).join('\r\n');
   const p = tmp.file('chunks.csv', text);
@@ -69,6 +77,34 @@ test('reads 2024 stamps: +00:00 offsets, with and without fractional seconds, an
     all(openTrace(p, 'azure')).map((r) => r.arrivalS),
     [0, 0.1, 0.117413, 1.1, 1.6, 2.1],
   );
+});
+
+test('reads the 2025 multimodal layout (TIMESTAMP,NumImages,ContextTokens,GeneratedTokens): NumImages checked, not modelled', () => {
+  // The first rows of AzureLMMInferenceTrace_multimodal.csv as its notebook shows them, one quoted, one with no output.
+  const p = tmp.file(
+    'mm.csv',
+    [
+      'TIMESTAMP,NumImages,ContextTokens,GeneratedTokens',
+      '2024-10-15T12:00:00.269Z,0,770,491',
+      '2024-10-15T12:00:05.819Z,1,949,126',
+      '"2024-10-15T12:00:06.513Z", 1 ,964,79',
+      '2024-10-15T12:00:07.332Z,16,78,0',
+      '2024-10-15T12:00:07.566Z,1,1724,28',
+    ].join('\n') + '\n',
+  );
+  assert.equal(detectFormat(p), 'azure');
+  const src = openTrace(p, 'azure');
+  assert.deepEqual(all(src).map((r) => [r.id, r.arrivalS, r.inputTokens, r.outputTokens]), [
+    [0, 0, 770, 491],
+    [1, 5.55, 949, 126],
+    [2, 6.244, 964, 79],
+    [3, 7.297, 1724, 28],
+  ]);
+  assert.deepEqual(src.stats.skipped, { [AZURE_SKIP_NO_OUTPUT]: 1 });
+  const bad = (row: string) => tmp.file('mm-bad.csv', `TIMESTAMP,NumImages,ContextTokens,GeneratedTokens\n2024-10-15T12:00:00.269Z,0,770,491\n${row}\n`);
+  assertConfigError(() => all(openTrace(bad('2024-10-15T12:00:01Z,-1,5,5'), 'azure')), 'mm-bad.csv:3 NumImages: expected an integer ≥ 0 and ≤ 1e9, got -1');
+  assertConfigError(() => all(openTrace(bad('2024-10-15T12:00:01Z,5,5'), 'azure')), 'mm-bad.csv:3 row: expected 4 comma-separated fields');
+  assertConfigError(() => all(openTrace(bad('2024-10-15T12:00:01Z,1,0,5'), 'azure')), 'mm-bad.csv:3 ContextTokens');
 });
 
 test('keeps equal timestamps and skips blank lines', () => {
@@ -101,7 +137,7 @@ test('rejects each bad row with file, line, column, what was expected and the va
   assertConfigError(() => read(file('2023-11-16 18:15:50.0000000;1;5')), 'bad.csv:5 row');
   assertConfigError(() => read(file('2023-11-16 18:15:40.0000000,1,5')), 'bad.csv:5 TIMESTAMP: expected arrivals in non-decreasing order');
   assertConfigError(() => openTrace(file('2023-11-16 18:15:40.0000000,1,x', 2), 'azure'), 'bad.csv:2 GeneratedTokens');
-  assertConfigError(() => openTrace(tmp.file('hdr.csv', 'time,in,out\n2023-11-16 18:15:40,1,1'), 'azure'), 'hdr.csv:1 header: expected TIMESTAMP,ContextTokens,GeneratedTokens');
+  assertConfigError(() => openTrace(tmp.file('hdr.csv', 'time,in,out\n2023-11-16 18:15:40,1,1'), 'azure'), 'hdr.csv:1 header: expected TIMESTAMP,ContextTokens,GeneratedTokens or TIMESTAMP,NumImages,ContextTokens,GeneratedTokens');
 });
 
 test('skips rows with GeneratedTokens 0, counts them, and keeps time zero at the first row of the file', () => {
