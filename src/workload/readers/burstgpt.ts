@@ -6,8 +6,8 @@ import { skipRow, type TraceOptions, type TraceStats } from './reader.ts';
 
 /**
  * BurstGPT (`Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type`): Timestamp in seconds
- * since the trace start, Model → `model`. Rows are located by header name; `Total tokens` and `Log Type`
- * are not used.
+ * since the trace start, Model → `model`. Columns are located by header name; `Total tokens`, `Log Type` and
+ * any other column (the authors announce `SessionID` and `Elapsed time` for later releases) are not used.
  *
  * Failed requests: BurstGPT logs a failure as `Response tokens` = 0 (any plain zero: `0`, `00`, `"0"`). The
  * simulator needs ≥ 1 output token, and a failed request never occupied a GPU for decoding, so such rows are
@@ -26,7 +26,7 @@ export function* readBurstGpt(path: string, opts: TraceOptions, stats: TraceStat
     const header = headerLine(lr);
     if (header === undefined) throw emptyTrace(path);
     const names = headerNames(header);
-    const cols = headerColumns(names, path, REQUIRED, OPTIONAL, false, lr.lineNo);
+    const cols = headerColumns(names, path, REQUIRED, OPTIONAL, true, lr.lineNo);
     const iT = cols.get('Timestamp')!;
     const iM = cols.get('Model')!;
     const iIn = cols.get('Request tokens')!;

@@ -1,6 +1,6 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { openTrace } from '../../../src/workload/index.ts';
+import { detectFormat, openTrace } from '../../../src/workload/index.ts';
 import { BURSTGPT_SKIP_FAILED } from '../../../src/workload/readers/burstgpt.ts';
 import { all, assertConfigError, tempDir } from '../helpers.ts';
 
@@ -17,6 +17,14 @@ test('reads BurstGPT rows relative to the first, with the model label', () => {
     { id: 0, arrivalS: 0, inputTokens: 472, outputTokens: 18, model: 'ChatGPT' },
     { id: 1, arrivalS: 40, inputTokens: 1087, outputTokens: 173, model: 'ChatGPT' },
     { id: 2, arrivalS: 113.5, inputTokens: 417, outputTokens: 276, model: 'GPT-4' },
+  ]);
+});
+
+test('ignores columns it does not use, announced ones included (SessionID, Elapsed time), in any order', () => {
+  const p = tmp.file('s.csv', ['SessionID,Timestamp,Model,Request tokens,Response tokens,Elapsed time', 's1,5,ChatGPT,472,18,1.5', 's1,7,GPT-4,10,3,0.2'].join('\n'));
+  assert.deepEqual(all(openTrace(p, detectFormat(p))), [
+    { id: 0, arrivalS: 0, inputTokens: 472, outputTokens: 18, model: 'ChatGPT' },
+    { id: 1, arrivalS: 2, inputTokens: 10, outputTokens: 3, model: 'GPT-4' },
   ]);
 });
 
