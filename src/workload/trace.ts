@@ -6,6 +6,7 @@ import { newStats, type TraceOptions, type TraceReader, type TraceStats } from '
 import { readAzure } from './readers/azure.ts';
 import { readBurstGpt } from './readers/burstgpt.ts';
 import { readMooncake } from './readers/mooncake.ts';
+import { readBailian } from './readers/bailian.ts';
 import { readSplitwise } from './readers/splitwise.ts';
 import { readCanonicalCsv, readCanonicalJsonl } from './readers/canonical.ts';
 
@@ -13,6 +14,7 @@ export const readers = {
   azure: readAzure,
   burstgpt: readBurstGpt,
   mooncake: readMooncake,
+  bailian: readBailian,
   splitwise: readSplitwise,
   csv: readCanonicalCsv,
   jsonl: readCanonicalJsonl,
@@ -80,7 +82,8 @@ export function detectFormat(path: string): TraceFormat {
     } catch {
       throw new UserError(`${path}: cannot tell the trace format: line 1 starts with '{' but is not JSON`);
     }
-    if (keys.includes('input_length') && keys.includes('timestamp')) return 'mooncake';
+    // Qwen-Bailian has Mooncake's keys plus chat ones, and its timestamps are seconds, Mooncake's milliseconds.
+    if (keys.includes('input_length') && keys.includes('timestamp')) return keys.includes('chat_id') || keys.includes('turn') ? 'bailian' : 'mooncake';
     return 'jsonl';
   }
   const names = headerNames(line);
