@@ -7,6 +7,7 @@ import { readAzure } from './readers/azure.ts';
 import { readBurstGpt } from './readers/burstgpt.ts';
 import { readMooncake } from './readers/mooncake.ts';
 import { readBailian } from './readers/bailian.ts';
+import { readVidur } from './readers/vidur.ts';
 import { readSplitwise } from './readers/splitwise.ts';
 import { readCanonicalCsv, readCanonicalJsonl } from './readers/canonical.ts';
 
@@ -15,6 +16,7 @@ export const readers = {
   burstgpt: readBurstGpt,
   mooncake: readMooncake,
   bailian: readBailian,
+  vidur: readVidur,
   splitwise: readSplitwise,
   csv: readCanonicalCsv,
   jsonl: readCanonicalJsonl,
@@ -90,6 +92,7 @@ export function detectFormat(path: string): TraceFormat {
   if (names[0] === 'TIMESTAMP' && names.includes('ContextTokens')) return 'azure';
   if (names.includes('Request tokens') && names.includes('Response tokens')) return 'burstgpt';
   if (names.includes('arrival_timestamp') && names.includes('prompt_size')) return 'splitwise';
+  if (names.includes('num_prefill_tokens') && names.includes('num_decode_tokens')) return 'vidur';
   if (names.some((n) => n === 'arrival_s' || n === 'arrivalS')) return 'csv';
   throw new UserError(
     `${path}: cannot tell the trace format from its first line ${JSON.stringify(line.slice(0, 80))}; pass one of ${TRACE_FORMATS.join(', ')}`,
