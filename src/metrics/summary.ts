@@ -103,7 +103,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       pools,
     },
     engine: { iterations: res.iterations, preemptions: res.preemptions, ...(res.migrations ? { migrations: res.migrations } : {}) },
-    notes: [...res.notes, ...unusedTierSlos(sc.slo.tiers, log.tiers)],
+    notes: [...res.notes, ...unusedTierSlos(sc.slo.tiers, log.tiers), ...unservedModels(res)],
     sim: { simulatedSeconds: endS, events: res.events, wallSeconds },
   };
   if (res.spot) {
@@ -172,6 +172,27 @@ function sortKeys<T>(o: Record<string, T>): Record<string, T> {
 }
 
 /** A per-tier SLO that no request carried is most likely a misspelt tier name: say so instead of ignoring it. */
+/** Names the models of requests dropped as `unknown-model` (BurstGPT's ChatGPT, say) and how to map them. */
+function unservedModels(res: SimResult): string[] {
+  const { log } = res;
+  const reason = log.dropReasons.indexOf('unknown-model');
+  if (reason < 0) return [];
+  const count = new Map<string, number>();
+  for (let i = 0; i < log.n; i++) {
+    if (log.isDropped(i) && log.dropIdx[i] === reason) {
+      const m = log.models[log.modelIdx[i]!]!;
+      count.set(m, (count.get(m) ?? 0) + 1);
+    }
+  }
+  const served = [...new Set(res.pools.map((p) => p.model))];
+  const names = [...count].sort((a, b) => b[1] - a[1]);
+  const listed = names.slice(0, 5).map(([m, n]) => `${m} (${n})`).join(', ') + (names.length > 5 ? `, and ${names.length - 5} more` : '');
+  return [
+    `requests naming models no pool serves were dropped: ${listed}; the pools serve ${served.join(', ')}. ` +
+      `Map them with --set workload.transforms.model=${served[0]} (every request) or --set 'workload.transforms.model={${names[0]![0]}: ${served[0]}}'`,
+  ];
+}
+
 function unusedTierSlos(slos: Record<string, unknown>, seen: readonly string[]): string[] {
   const unused = Object.keys(slos).filter((t) => !seen.includes(t));
   if (unused.length === 0) return [];

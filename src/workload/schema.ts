@@ -125,6 +125,8 @@ const transformsSchema = z
     rateScale: z.number().positive().max(MAX_RATE_SCALE).optional(),
     rateScaleJitterS: z.number().min(0).default(1),
     limit: z.number().int().min(1).optional(),
+    /** A model name for every request, or a map from the trace's model labels to the fleet's models. */
+    model: z.union([z.string().min(1), z.record(z.string().min(1), z.string().min(1))]).optional(),
   })
   .strict();
 

@@ -22,11 +22,14 @@ export interface TransformSpec {
   rateScaleJitterS?: number;
   /** Keep at most this many requests. */
   limit?: number;
+  /** Model labels: a name gives every request that model; a map renames the models it lists (others kept). */
+  model?: string | Record<string, string>;
 }
 
-/** Applies the transforms in a fixed order: window → compress → rateScale → limit. */
+/** Applies the transforms in a fixed order: model → window → compress → rateScale → limit. */
 export function applyTransforms(src: RequestSource, spec: TransformSpec, rng: Rng): RequestSource {
   let out = src;
+  if (spec.model !== undefined) out = relabelModels(out, spec.model);
   if (spec.window) out = timeWindow(out, spec.window.startS, spec.window.endS ?? Infinity);
   if (spec.compress !== undefined && spec.compress !== 1) out = compress(out, spec.compress);
   if (spec.rateScale !== undefined && spec.rateScale !== 1) out = rateScale(out, spec.rateScale, rng, spec.rateScaleJitterS);
@@ -42,6 +45,21 @@ function retime(r: TraceRequest, id: number, arrivalS: number, deadlineS: number
 
 function lazy(make: () => Iterator<TraceRequest>): RequestSource {
   return { [Symbol.iterator]: make };
+}
+
+/**
+ * Sets request models: a name for every request, or a map from the trace's labels (BurstGPT's `ChatGPT`,
+ * `GPT-4`) to the fleet's models. Requests whose label the map does not list keep it; unlabelled requests
+ * stay unlabelled (the simulator gives them the first pool's model) unless `to` is a single name.
+ */
+export function relabelModels(src: RequestSource, to: string | Record<string, string>): RequestSource {
+  const map = typeof to === 'string' ? undefined : new Map(Object.entries(to));
+  return lazy(function* () {
+    for (const r of src) {
+      const model = map === undefined ? (to as string) : r.model === undefined ? undefined : (map.get(r.model) ?? r.model);
+      yield model === r.model ? r : { ...r, model };
+    }
+  });
 }
 
 /** Requests with startS ≤ arrivalS < endS, re-based so that startS is time 0. Stops reading at endS. */

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { Rng } from '../../src/util/rng.ts';
 import { UserError } from '../../src/util/errors.ts';
 import type { RequestSource, TraceRequest } from '../../src/workload/types.ts';
-import { applyTransforms, compress, limit, rateScale, timeWindow, type TransformSpec } from '../../src/workload/transforms.ts';
+import { applyTransforms, compress, limit, rateScale, relabelModels, timeWindow, type TransformSpec } from '../../src/workload/transforms.ts';
 import { openTrace } from '../../src/workload/index.ts';
 import { AZURE_DIR, all } from './helpers.ts';
 
@@ -45,6 +45,18 @@ test('compression divides arrivals and deadlines by the factor', () => {
 test('limit keeps the first n requests', () => {
   assert.deepEqual(all(limit(src([0, 1, 2, 3]), 2)).map((r) => r.inputTokens), [10, 11]);
   assert.equal(all(limit(src([0, 1]), 0)).length, 0);
+});
+
+test('model relabelling: one name for every request, or a map that renames the labels it lists', () => {
+  const reqs: RequestSource = [
+    { id: 0, arrivalS: 0, inputTokens: 5, outputTokens: 5, model: 'ChatGPT' },
+    { id: 1, arrivalS: 1, inputTokens: 5, outputTokens: 5, model: 'GPT-4' },
+    { id: 2, arrivalS: 2, inputTokens: 5, outputTokens: 5 },
+  ];
+  assert.deepEqual(all(relabelModels(reqs, 'llama3.1-8b')).map((r) => r.model), ['llama3.1-8b', 'llama3.1-8b', 'llama3.1-8b']);
+  assert.deepEqual(all(relabelModels(reqs, { ChatGPT: 'llama3.1-8b' })).map((r) => r.model), ['llama3.1-8b', 'GPT-4', undefined]);
+  assert.deepEqual(all(applyTransforms(reqs, { model: { 'GPT-4': 'llama2-70b' }, limit: 2 }, new Rng(1))).map((r) => r.model), ['ChatGPT', 'llama2-70b']);
+  assert.equal((reqs as TraceRequest[])[0]!.model, 'ChatGPT', 'input not mutated');
 });
 
 test('transforms never mutate their input', () => {
