@@ -15,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   calibrate: async () => (await import('./commands/calibrate.ts')).registerCalibrate,
   emulate: async () => (await import('./commands/emulate.ts')).registerEmulate,
   serve: async () => (await import('./commands/serve.ts')).registerServe,
+  replay: async () => (await import('./commands/replay.ts')).registerReplay,
 };
 
 /** Builds the `llmfleet` program with the named command, or with every command (for help and unknown names). */

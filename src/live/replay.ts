@@ -1,4 +1,5 @@
 import { Pool } from 'undici';
+import type { TraceRequest } from '../workload/types.ts';
 
 export interface ReplayRequest {
   arrivalS: number;
@@ -6,52 +7,147 @@ export interface ReplayRequest {
   outputTokens: number;
 }
 
+/** One replayed request as the client saw it; times in modelled seconds (wall × time scale). */
 export interface ReplayResult {
+  /** HTTP status; 0 when no response came (connection refused, timeout, client overload). */
   status: number;
-  /** Modelled seconds (wall × time scale) from sending to the first output token / to the end. */
+  /** From sending to the first streamed token; NaN when none came. */
   ttftS: number;
+  /** From sending to the end of the response (or the failure). */
   e2eS: number;
+  /** Output tokens received: the server's usage count when it sends one, else the streamed chunks counted. */
   outputTokens: number;
+  /** The gateway's `x-llmfleet-backend` header, '' without a gateway. */
   backend: string;
+  /** Why the request failed, as a category: '' (completed), 'http-4xx'/'http-5xx' (the status), 'timeout', 'connection', 'incomplete' (stream cut short or empty), 'client-overload'. */
+  failure: string;
+  /** The failure in words (the server's error body, the socket error). */
+  error: string;
+  /** How late it was sent against its trace time (event-loop delay, a client at its limit). */
+  lateS: number;
+}
+
+export interface ReplayOptions {
+  /** Arrivals are sent timeScale× faster and client-side times multiplied by it (an emulator at the same --time-scale). */
+  timeScale: number;
+  /** The `model` field of request r. */
+  modelOf: (r: TraceRequest) => string;
+  /** Wall seconds a request may take before it is abandoned. */
+  timeoutS: number;
+  /** Requests in flight beyond which a new one is counted as failed ('client overload') instead of sent. */
+  maxInFlight: number;
+  /** Send vLLM's `ignore_eos` so the server generates exactly the trace's output tokens. */
+  ignoreEos: boolean;
+  /** Called as each request ends, in completion order. */
+  onResult?: (r: TraceRequest, res: ReplayResult) => void;
 }
 
 /**
- * Replays a trace against an OpenAI-compatible server on the modelled timeline: request i is sent at wall time
- * arrivalS / timeScale (open loop), as a streaming completion whose prompt is `inputTokens` token ids (counted
- * exactly by the emulator) and `max_tokens` = outputTokens. Latencies are measured at the client.
+ * Replays a workload against an OpenAI-compatible server (a gateway, vLLM, an emulator) in open loop: request r
+ * is sent at wall time r.arrivalS / timeScale after the start, whatever is still in flight, as a streaming
+ * `/v1/completions` whose prompt is `inputTokens` token ids and `max_tokens` = outputTokens (with
+ * `stream_options.include_usage`, so the server's own token count is used where it gives one). The source is
+ * read lazily, one request ahead of the clock. A failed request (refused, timed out, a 4xx/5xx, a stream cut
+ * short) is recorded with its reason; the replay itself only throws for a bad `baseUrl`.
  */
-export async function replayTrace(baseUrl: string, model: string, reqs: readonly ReplayRequest[], timeScale: number): Promise<ReplayResult[]> {
-  const pool = new Pool(baseUrl, { connections: Math.min(256, reqs.length + 1), pipelining: 1 });
+export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: ReplayOptions): Promise<ReplayResult[]> {
+  const pool = new Pool(baseUrl, { connections: Math.min(o.maxInFlight, 1024), pipelining: 1 });
+  const results: ReplayResult[] = [];
+  const running = new Set<Promise<void>>();
   const t0 = performance.now() + 20;
-  const one = async (r: ReplayRequest): Promise<ReplayResult> => {
-    const wait = t0 + (r.arrivalS * 1000) / timeScale - performance.now();
-    if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+  const one = async (r: TraceRequest, due: number): Promise<ReplayResult> => {
     const sent = performance.now();
-    const body = JSON.stringify({ model, prompt: new Array<number>(r.inputTokens).fill(1), max_tokens: r.outputTokens, stream: true });
-    const res = await pool.request({ path: '/v1/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const lateS = (Math.max(0, sent - due) / 1000) * o.timeScale;
+    const body = JSON.stringify({
+      model: o.modelOf(r),
+      prompt: new Array<number>(r.inputTokens).fill(1),
+      max_tokens: r.outputTokens,
+      stream: true,
+      stream_options: { include_usage: true },
+      ...(o.ignoreEos ? { ignore_eos: true } : {}),
+    });
+    const since = (t: number) => ((t - sent) / 1000) * o.timeScale;
     let first = -1;
-    let tokens = 0;
-    let carry = '';
-    for await (const chunk of res.body) {
-      const text = carry + (chunk as Buffer).toString('utf8');
-      const events = text.split('\n\n');
-      carry = events.pop()!;
-      for (const ev of events) {
-        if (!ev.startsWith('data: ') || ev === 'data: [DONE]') continue;
-        const j = JSON.parse(ev.slice(6)) as { choices?: { text?: string }[] };
-        if (j.choices?.[0]?.text) {
-          if (first < 0) first = performance.now();
-          tokens++;
+    let chunks = 0;
+    let usage = -1;
+    let status = 0;
+    let backend = '';
+    try {
+      const res = await pool.request({
+        path: '/v1/completions',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(o.timeoutS * 1000),
+      });
+      status = res.statusCode;
+      const b = res.headers['x-llmfleet-backend'];
+      backend = typeof b === 'string' ? b : '';
+      if (status !== 200) {
+        const text = (await res.body.text()).slice(0, 200).replace(/\s+/g, ' ');
+        return { status, ttftS: NaN, e2eS: since(performance.now()), outputTokens: 0, backend, failure: `http-${status}`, error: `HTTP ${status}: ${text}`, lateS };
+      }
+      let carry = '';
+      let done = false;
+      for await (const chunk of res.body) {
+        const events = (carry + (chunk as Buffer).toString('utf8')).split('\n\n');
+        carry = events.pop()!;
+        for (const ev of events) {
+          const data = ev.split('\n').find((l) => l.startsWith('data:'))?.slice(5).trim();
+          if (data === undefined) continue;
+          if (data === '[DONE]') {
+            done = true;
+            continue;
+          }
+          const j = JSON.parse(data) as { choices?: { text?: string }[]; usage?: { completion_tokens?: number } | null };
+          if (j.choices && j.choices.length > 0) {
+            if (first < 0) first = performance.now();
+            chunks++;
+          }
+          if (typeof j.usage?.completion_tokens === 'number') usage = j.usage.completion_tokens;
         }
       }
+      const end = performance.now();
+      const tokens = usage >= 0 ? usage : chunks;
+      const error = !done ? 'stream ended without [DONE]' : tokens === 0 ? 'no output token' : '';
+      return { status, ttftS: first < 0 ? NaN : since(first), e2eS: since(end), outputTokens: tokens, backend, failure: error ? 'incomplete' : '', error, lateS };
+    } catch (e) {
+      const err = e as Error & { code?: string; cause?: { code?: string } };
+      const timeout = err.name === 'TimeoutError';
+      const why = timeout ? `timed out after ${o.timeoutS} s` : `${err.code ?? err.cause?.code ?? err.name}: ${err.message}`;
+      const failure = timeout ? 'timeout' : status === 200 ? 'incomplete' : 'connection';
+      return { status, ttftS: first < 0 ? NaN : since(first), e2eS: since(performance.now()), outputTokens: usage >= 0 ? usage : chunks, backend, failure, error: why, lateS };
     }
-    const end = performance.now();
-    const backend = res.headers['x-llmfleet-backend'];
-    return { status: res.statusCode, ttftS: ((first - sent) / 1000) * timeScale, e2eS: ((end - sent) / 1000) * timeScale, outputTokens: tokens, backend: typeof backend === 'string' ? backend : '' };
   };
   try {
-    return await Promise.all(reqs.map(one));
+    for (const r of src) {
+      const due = t0 + (r.arrivalS * 1000) / o.timeScale;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((res) => setTimeout(res, wait));
+      const slot = results.length;
+      results.push(undefined as unknown as ReplayResult);
+      if (running.size >= o.maxInFlight) {
+        const res: ReplayResult = { status: 0, ttftS: NaN, e2eS: 0, outputTokens: 0, backend: '', failure: 'client-overload', error: `${o.maxInFlight} requests already in flight`, lateS: 0 };
+        results[slot] = res;
+        o.onResult?.(r, res);
+        continue;
+      }
+      const p: Promise<void> = one(r, due).then((res) => {
+        results[slot] = res;
+        running.delete(p);
+        o.onResult?.(r, res);
+      });
+      running.add(p);
+    }
+    await Promise.all(running);
   } finally {
     await pool.close();
   }
+  return results;
+}
+
+/** Replays plain requests with one model name and generous limits (the parity test's use). */
+export async function replayTrace(baseUrl: string, model: string, reqs: readonly ReplayRequest[], timeScale: number): Promise<ReplayResult[]> {
+  const src = reqs.map((r, id) => ({ id, ...r }));
+  return replay(baseUrl, src, { timeScale, modelOf: () => model, timeoutS: 600, maxInFlight: 256, ignoreEos: false });
 }

@@ -69,6 +69,35 @@ export class RequestLog {
     this.dropIdx[i] = intern(this.dropIndex, this.dropReasons, reason);
   }
 
+  /**
+   * A request measured outside the simulator (a live replay, src/live/replay.ts): `outcome` gives its client-side
+   * TTFT and E2E and the output tokens received (queue time is not observable there: 0), or why it failed.
+   */
+  measured(
+    r: { id: number; arrivalS: number; inputTokens: number; outputTokens: number; model?: string; tier?: string },
+    outcome: { ttftS: number; e2eS: number; outputTokens: number } | { failed: string },
+  ): void {
+    if (r.id >= this.cap) this.grow(r.id + 1);
+    const i = r.id;
+    this.n = Math.max(this.n, i + 1);
+    this.arrival[i] = r.arrivalS;
+    this.input[i] = r.inputTokens;
+    this.instance[i] = -1;
+    this.tierIdx[i] = intern(this.tierIndex, this.tiers, r.tier ?? '');
+    this.modelIdx[i] = intern(this.modelIndex, this.models, r.model ?? '');
+    if ('failed' in outcome) {
+      this.output[i] = r.outputTokens;
+      this.status[i] = DROPPED;
+      this.dropIdx[i] = intern(this.dropIndex, this.dropReasons, outcome.failed);
+      return;
+    }
+    this.output[i] = outcome.outputTokens;
+    this.status[i] = DONE;
+    this.queue[i] = 0;
+    this.ttft[i] = outcome.ttftS;
+    this.e2e[i] = outcome.e2eS;
+  }
+
   isDone(i: number): boolean {
     return this.status[i] === DONE;
   }

@@ -1,0 +1,181 @@
+import { Option, type Command } from 'commander';
+import { writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { request } from 'undici';
+import { RequestLog, latencyBlock } from '../../metrics/collector.ts';
+import { dist } from '../../metrics/stats.ts';
+import { loadScenario } from '../../scenario/load.ts';
+import { replay, type ReplayResult } from '../../live/replay.ts';
+import { formatLatency } from '../../report/format.ts';
+import { UserError } from '../../util/errors.ts';
+import { Rng } from '../../util/rng.ts';
+import { openWorkload } from '../../workload/schema.ts';
+import { TRACE_FORMATS, type TraceRequest } from '../../workload/types.ts';
+import { parseIntFlag, parseNumberFlag, prepareOutDir } from '../util.ts';
+
+interface ReplayFlags {
+  url: string;
+  scenario?: string;
+  set: string[];
+  trace?: string;
+  traceFormat?: string;
+  seed?: string;
+  model?: string;
+  timeScale: string;
+  timeout: string;
+  maxInFlight: string;
+  ignoreEos: boolean;
+  out: string;
+  quiet?: boolean;
+}
+
+export function registerReplay(program: Command): void {
+  program
+    .command('replay')
+    .description("Send a scenario's workload to a live OpenAI-compatible server (gateway, vLLM, emulator) in open loop and report client-side latency as simulate does")
+    .requiredOption('--url <base>', 'base URL of the server, e.g. http://127.0.0.1:8080 (no /v1)')
+    .option('--scenario <file>', 'scenario whose workload and SLO are used (default: the bundled scenarios/default.yaml)')
+    .option('--set <path=value>', 'override a scenario field, e.g. workload.transforms.limit=500 (repeatable)', collect, [])
+    .option('--trace <file>', 'replace the scenario workload with this trace')
+    .addOption(new Option('--trace-format <format>', 'format of --trace (default: detected from the header)').choices([...TRACE_FORMATS]))
+    .option('--seed <n>', 'random seed (overrides the scenario; the same seed sends the requests simulate replays)')
+    .option('--model <name>', "model field of every request (default: the request's own label, else the first model of /v1/models)")
+    .option('--time-scale <x>', 'send x× faster and multiply client-side times by x: for emulators run with the same --time-scale (a real server: keep 1, raise the rate with --set workload.transforms.compress=X)', '1')
+    .option('--timeout <s>', 'wall seconds a request may take', '600')
+    .option('--max-in-flight <n>', 'requests in flight beyond which a new one is counted as failed (client-overload), not sent', '10000')
+    .option('--no-ignore-eos', "do not send vLLM's ignore_eos (for servers that reject it; outputs may then stop early)")
+    .option('--out <dir>', 'output folder', 'out/replay')
+    .option('--quiet', 'print nothing but errors')
+    .action(async (o: ReplayFlags) => {
+      const base = baseUrl(o.url);
+      const timeScale = parseNumberFlag('--time-scale', o.timeScale, Number.MIN_VALUE);
+      const timeoutS = parseNumberFlag('--timeout', o.timeout, 0.001);
+      const maxInFlight = parseIntFlag('--max-in-flight', o.maxInFlight);
+      if (maxInFlight < 1) throw new UserError(`--max-in-flight: expected an integer ≥ 1, got '${o.maxInFlight}'`);
+      const out = prepareOutDir('--out', resolve(o.out));
+      const { scenario, baseDir } = loadScenario({
+        file: o.scenario,
+        sets: o.set,
+        trace: o.trace ? { path: o.trace, format: o.traceFormat } : undefined,
+        seed: o.seed === undefined ? undefined : parseIntFlag('--seed', o.seed),
+      });
+      // The same stream of requests `simulate` replays for this scenario and seed.
+      const workload = openWorkload(scenario.workload, new Rng(scenario.seed).fork('workload'), baseDir);
+      const fallbackModel = o.model ?? (await firstServedModel(base, timeoutS));
+      const modelOf = o.model !== undefined ? () => o.model! : (r: TraceRequest) => r.model ?? fallbackModel;
+
+      const log = new RequestLog();
+      const rows: string[] = [];
+      let sent = 0;
+      let ended = 0;
+      const tick = o.quiet || !process.stderr.isTTY ? undefined : setInterval(() => process.stderr.write(`\rreplaying: ${sent} sent, ${ended} done`), 500);
+      const started = performance.now();
+      const requests: TraceRequest[] = [];
+      let results: ReplayResult[];
+      try {
+        results = await replay(base, countSent(workload, (r) => (requests.push(r), sent++)), {
+          timeScale,
+          timeoutS,
+          maxInFlight,
+          ignoreEos: o.ignoreEos,
+          modelOf,
+          onResult: () => ended++,
+        });
+      } finally {
+        if (tick) {
+          clearInterval(tick);
+          process.stderr.write('\n');
+        }
+      }
+      const wallS = (performance.now() - started) / 1000;
+      let lastEndS = 0;
+      results.forEach((res, i) => {
+        const r = requests[i]!;
+        const model = modelOf(r);
+        if (res.failure === '') {
+          log.measured({ ...r, model }, { ttftS: res.ttftS, e2eS: res.e2eS, outputTokens: res.outputTokens });
+          lastEndS = Math.max(lastEndS, r.arrivalS + res.lateS + res.e2eS);
+        } else log.measured({ ...r, model }, { failed: res.failure });
+        rows.push([r.id, r.arrivalS, r.inputTokens, r.outputTokens, csvCell(model), res.status, num(res.ttftS), num(res.e2eS), res.outputTokens, csvCell(res.backend), num(res.lateS), csvCell(res.error)].join(','));
+      });
+      const block = latencyBlock(log, scenario.slo, () => true);
+      const { queue: _unobservable, ...latency } = block;
+      const failReasons: Record<string, number> = {};
+      for (const res of results) if (res.failure !== '') failReasons[res.failure] = (failReasons[res.failure] ?? 0) + 1;
+      let outputTokens = 0;
+      for (const res of results) if (res.failure === '') outputTokens += res.outputTokens;
+      const late = dist(results.map((res) => res.lateS));
+      const summary = {
+        scenario: scenario.name,
+        seed: scenario.seed,
+        url: base,
+        timeScale,
+        requests: { total: block.requests.total, completed: block.requests.completed, failed: block.requests.dropped, failReasons },
+        ...Object.fromEntries(Object.entries(latency).filter(([k]) => k !== 'requests')),
+        throughput: {
+          requestsPerSecond: lastEndS > 0 ? block.requests.completed / lastEndS : 0,
+          outputTokensPerSecond: lastEndS > 0 ? outputTokens / lastEndS : 0,
+        },
+        client: { wallSeconds: wallS, sendLatenessS: { p50: late.p50, p99: late.p99 } },
+      };
+      await writeFile(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+      await writeFile(join(out, 'requests.csv'), 'id,arrival_s,input_tokens,output_tokens,model,status,ttft_s,e2e_s,tokens_received,backend,late_s,error\n' + rows.join('\n') + (rows.length ? '\n' : ''));
+      if (!o.quiet) {
+        const b = block;
+        const lines = [
+          `replayed ${b.requests.total} requests of ${scenario.name} (seed ${scenario.seed}) against ${base}: ${b.requests.completed} completed, ${b.requests.dropped} failed`,
+          ...Object.entries(failReasons).map(([k, v]) => `  failed (${k}): ${v}`),
+          ...(b.requests.completed > 0
+            ? [
+                `TTFT p50 ${formatLatency(b.ttft.p50)}, p99 ${formatLatency(b.ttft.p99)}; TPOT p50 ${formatLatency(b.tpot.p50)}, p99 ${formatLatency(b.tpot.p99)}; E2E p50 ${formatLatency(b.e2e.p50)}, p99 ${formatLatency(b.e2e.p99)} (client side${timeScale !== 1 ? `, ×${timeScale}` : ''})`,
+              ]
+            : []),
+          `SLO (TTFT ≤ ${b.slo.ttftS} s, TPOT ≤ ${b.slo.tpotS} s): ${(b.slo.attainment * 100).toFixed(1)}% attained`,
+          `sent late by p99 ${formatLatency(late.p99)}; ${wallS.toFixed(1)} s wall`,
+          `wrote ${out}/summary.json, requests.csv`,
+        ];
+        process.stdout.write(lines.join('\n') + '\n');
+      }
+    });
+}
+
+/** The URL's origin: undici's pool takes no path, and a /v1 suffix is the most common slip. */
+function baseUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new UserError(`--url: expected a base URL like http://127.0.0.1:8080, got '${raw}'`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UserError(`--url: expected http:// or https://, got '${raw}'`);
+  if (u.pathname !== '/' || u.search !== '') throw new UserError(`--url: expected the server's base URL without a path (requests go to /v1/completions), got '${raw}'`);
+  return u.origin;
+}
+
+/** The first model id of GET /v1/models, or a UserError saying what went wrong and to pass --model. */
+async function firstServedModel(base: string, timeoutS: number): Promise<string> {
+  let ids: string[] = [];
+  try {
+    const res = await request(`${base}/v1/models`, { signal: AbortSignal.timeout(Math.min(timeoutS, 30) * 1000) });
+    const body = (await res.body.json()) as { data?: { id?: unknown }[] };
+    ids = (body.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
+  } catch (e) {
+    throw new UserError(`--url: cannot list models at ${base}/v1/models (${(e as Error).message}); is the server up? (or pass --model)`);
+  }
+  if (ids.length === 0) throw new UserError(`--url: ${base}/v1/models lists no model; pass --model`);
+  return ids[0]!;
+}
+
+function* countSent(src: Iterable<TraceRequest>, onEach: (r: TraceRequest) => void): Generator<TraceRequest> {
+  for (const r of src) {
+    onEach(r);
+    yield r;
+  }
+}
+
+const num = (v: number) => (Number.isFinite(v) ? String(v) : '');
+const csvCell = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+
+function collect(v: string, prev: string[]): string[] {
+  return [...prev, v];
+}

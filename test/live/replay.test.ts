@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, it } from 'node:test';
+import { startEmulator } from '../../src/live/emulator/server.ts';
+import { replay } from '../../src/live/replay.ts';
+import { MODEL } from './helpers.ts';
+
+const run = promisify(execFile);
+const BIN = 'bin/llmfleet.js';
+
+/** Runs `llmfleet replay …`; resolves with exit code, stdout and stderr whatever the code. */
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await run(process.execPath, [BIN, 'replay', ...args]);
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const x = e as { code: number; stdout: string; stderr: string };
+    return { code: x.code, stdout: x.stdout, stderr: x.stderr };
+  }
+}
+
+describe('replay: a workload sent to a live server', { timeout: 120_000 }, () => {
+  it("sends the scenario's requests in open loop and reports them like simulate: every token received, same requests as simulate", async () => {
+    const emu = await startEmulator({ model: MODEL, hardware: 'h100-80gb', port: 0, timeScale: 20 });
+    try {
+      const out = mkdtempSync(join(tmpdir(), 'llmfleet-replay-'));
+      const r = await cli(['--url', emu.url, '--set', 'workload.transforms.limit=25', '--time-scale', '20', '--out', out]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /replayed 25 requests of default \(seed 1\) against http:\/\/127\.0\.0\.1:\d+: 25 completed, 0 failed/);
+      const s = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+      assert.deepEqual(s.requests, { total: 25, completed: 25, failed: 0, failReasons: {} });
+      assert.ok(s.ttft.p50 > 0 && s.e2e.p99 >= s.e2e.p50 && s.tpot.p50 > 0, JSON.stringify(s));
+      assert.equal(s.queue, undefined, 'queue time is not observable from the client');
+      const rows = readFileSync(join(out, 'requests.csv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split(','));
+      assert.equal(rows.length, 25);
+      for (const c of rows) {
+        assert.equal(c[5], '200');
+        assert.equal(c[8], c[3], 'tokens received = the trace output tokens (ignore_eos)');
+      }
+      // The rows are the first 25 of the conversation trace, as `simulate` reads them.
+      assert.deepEqual(rows.slice(0, 2).map((c) => c.slice(1, 4)), [['0', '374', '44'], ['4.314579', '396', '109']]);
+      // The emulator saw exactly these prompts.
+      assert.deepEqual(emu.backend.finished.map((d) => d.inputTokens).sort((a, b) => a - b), rows.map((c) => Number(c[2])).sort((a, b) => a - b));
+
+      const bad = await cli(['--url', emu.url, '--model', 'gpt-9', '--set', 'workload.transforms.limit=3', '--time-scale', '20', '--out', out]);
+      assert.equal(bad.code, 0, bad.stderr);
+      const sb = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+      assert.deepEqual(sb.requests, { total: 3, completed: 0, failed: 3, failReasons: { 'http-404': 3 } });
+      assert.match(readFileSync(join(out, 'requests.csv'), 'utf8'), /404,,[0-9.e-]+,0,,[0-9.e-]+,"HTTP 404: .*model_not_found/);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  it('records a stalled stream as a timeout and a refused connection as such, and finishes the rest', async () => {
+    const emu = await startEmulator({ model: MODEL, hardware: 'h100-80gb', port: 0, timeScale: 50, stallAfterTokens: 3 });
+    const src = [
+      { id: 0, arrivalS: 0, inputTokens: 10, outputTokens: 2 },
+      { id: 1, arrivalS: 0, inputTokens: 10, outputTokens: 20 },
+    ];
+    try {
+      const res = await replay(emu.url, src, { timeScale: 1, modelOf: () => MODEL, timeoutS: 1, maxInFlight: 10, ignoreEos: true });
+      assert.deepEqual(res.map((r) => [r.status, r.failure, r.outputTokens]), [[200, '', 2], [200, 'timeout', 3]]);
+      const one = await replay(emu.url, src, { timeScale: 1, modelOf: () => MODEL, timeoutS: 1, maxInFlight: 1, ignoreEos: true });
+      assert.equal(one[1]!.failure, 'client-overload');
+    } finally {
+      await emu.close();
+    }
+    const refused = await replay(emu.url, src.slice(0, 1), { timeScale: 1, modelOf: () => MODEL, timeoutS: 1, maxInFlight: 10, ignoreEos: true });
+    assert.equal(refused[0]!.failure, 'connection');
+    assert.match(refused[0]!.error, /ECONNREFUSED/);
+  });
+
+  it('bad flags exit 2 with one line naming the flag', async () => {
+    for (const [args, msg] of [
+      [['--url', 'http://127.0.0.1:1/v1'], /--url: expected the server's base URL without a path/],
+      [['--url', 'localhost:8000'], /--url: expected http:\/\/ or https:\/\//],
+      [['--url', 'http://127.0.0.1:1', '--time-scale', '0'], /--time-scale: expected a number/],
+      [['--url', 'http://127.0.0.1:1', '--max-in-flight', '0'], /--max-in-flight: expected an integer ≥ 1/],
+      [['--url', 'http://127.0.0.1:1'], /--url: cannot list models at http:\/\/127\.0\.0\.1:1\/v1\/models .*pass --model/],
+    ] as const) {
+      const r = await cli([...args, '--out', mkdtempSync(join(tmpdir(), 'llmfleet-replay-'))]);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, msg);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    }
+  });
+});
