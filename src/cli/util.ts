@@ -48,3 +48,18 @@ export function formatDuration(s: number): string {
   if (s < 7200) return `${(s / 60).toFixed(1)} min`;
   return `${(s / 3600).toFixed(1)} h`;
 }
+
+/** Commander's accumulator for a repeatable flag (`--set a=1 --set b=2`). */
+export function collect(v: string, prev: string[]): string[] {
+  return [...prev, v];
+}
+
+/** The scenario flags simulate, compare and replay share, as the scenario loaders take them. */
+export function scenarioFlags(o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; seed?: string }) {
+  return {
+    file: o.scenario,
+    sets: o.set,
+    trace: o.trace ? { path: o.trace, format: o.traceFormat } : undefined,
+    seed: o.seed === undefined ? undefined : parseIntFlag('--seed', o.seed),
+  };
+}

@@ -7,7 +7,7 @@ import { formatComparisonTable, frontierNames } from '../../report/table.ts';
 import { loadComparison } from '../../report/variants.ts';
 import { UserError } from '../../util/errors.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
-import { formatDuration, parseIntFlag, prepareOutDir } from '../util.ts';
+import { collect, formatDuration, parseIntFlag, prepareOutDir, scenarioFlags } from '../util.ts';
 
 interface CompareFlags {
   scenario?: string;
@@ -38,13 +38,7 @@ export function registerCompare(program: Command): void {
     .option('--quiet', 'print nothing but errors')
     .action(async (o: CompareFlags) => {
       const out = prepareOutDir('--out', resolve(o.out));
-      const setup = loadComparison({
-        file: o.scenario,
-        sets: o.set,
-        variants: o.variant,
-        trace: o.trace ? { path: o.trace, format: o.traceFormat } : undefined,
-        seed: o.seed === undefined ? undefined : parseIntFlag('--seed', o.seed),
-      });
+      const setup = loadComparison({ ...scenarioFlags(o), variants: o.variant });
       const workers = o.workers === undefined ? defaultWorkers(setup.variants.length) : parseIntFlag('--workers', o.workers);
       if (workers < 0) throw new UserError(`--workers: expected an integer ≥ 0, got '${o.workers}'`);
       const progress = compareProgress(setup.variants.map((v) => v.name), o.quiet ?? false);
@@ -107,6 +101,3 @@ function compareProgress(names: readonly string[], quiet: boolean) {
   };
 }
 
-function collect(v: string, prev: string[]): string[] {
-  return [...prev, v];
-}

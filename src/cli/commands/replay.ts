@@ -11,7 +11,7 @@ import { UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { openWorkload } from '../../workload/schema.ts';
 import { TRACE_FORMATS, type TraceRequest } from '../../workload/types.ts';
-import { parseIntFlag, parseNumberFlag, prepareOutDir } from '../util.ts';
+import { collect, parseIntFlag, parseNumberFlag, prepareOutDir, scenarioFlags } from '../util.ts';
 
 interface ReplayFlags {
   url: string;
@@ -53,12 +53,7 @@ export function registerReplay(program: Command): void {
       const maxInFlight = parseIntFlag('--max-in-flight', o.maxInFlight);
       if (maxInFlight < 1) throw new UserError(`--max-in-flight: expected an integer ≥ 1, got '${o.maxInFlight}'`);
       const out = prepareOutDir('--out', resolve(o.out));
-      const { scenario, baseDir } = loadScenario({
-        file: o.scenario,
-        sets: o.set,
-        trace: o.trace ? { path: o.trace, format: o.traceFormat } : undefined,
-        seed: o.seed === undefined ? undefined : parseIntFlag('--seed', o.seed),
-      });
+      const { scenario, baseDir } = loadScenario(scenarioFlags(o));
       // The same stream of requests `simulate` replays for this scenario and seed.
       const workload = openWorkload(scenario.workload, new Rng(scenario.seed).fork('workload'), baseDir);
       const fallbackModel = o.model ?? (await firstServedModel(base, timeoutS));
@@ -176,6 +171,3 @@ function* countSent(src: Iterable<TraceRequest>, onEach: (r: TraceRequest) => vo
 const num = (v: number) => (Number.isFinite(v) ? String(v) : '');
 const csvCell = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 
-function collect(v: string, prev: string[]): string[] {
-  return [...prev, v];
-}

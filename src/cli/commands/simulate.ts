@@ -7,7 +7,7 @@ import { simulate } from '../../sim/simulator.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
 import { formatCommand, writeRunReport } from '../../report/run-report.ts';
 import { printSummary } from '../print.ts';
-import { parseIntFlag, prepareOutDir, progressReporter } from '../util.ts';
+import { collect, prepareOutDir, progressReporter, scenarioFlags } from '../util.ts';
 
 export function registerSimulate(program: Command): void {
   program
@@ -24,12 +24,7 @@ export function registerSimulate(program: Command): void {
     .option('--quiet', 'print nothing but errors')
     .action(async (o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; engine: 'fast' | 'step'; seed?: string; out: string; report: boolean; quiet?: boolean }) => {
       const out = prepareOutDir('--out', resolve(o.out));
-      const { scenario, baseDir } = loadScenario({
-        file: o.scenario,
-        sets: o.set,
-        trace: o.trace ? { path: o.trace, format: o.traceFormat } : undefined,
-        seed: o.seed === undefined ? undefined : parseIntFlag('--seed', o.seed),
-      });
+      const { scenario, baseDir } = loadScenario(scenarioFlags(o));
       const progress = progressReporter(o.quiet ?? false);
       const t0 = performance.now();
       const res = simulate(scenario, baseDir, { mode: o.engine, onProgress: progress.update });
@@ -45,6 +40,3 @@ export function registerSimulate(program: Command): void {
     });
 }
 
-function collect(v: string, prev: string[]): string[] {
-  return [...prev, v];
-}

@@ -2,7 +2,7 @@ import type { TraceRequest } from '../types.ts';
 import { LineReader, type LineReaderOptions } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
 import { badValue, emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, headerNames, tokenCell, rowCells } from '../fields.ts';
-import { jsonTokens, parseObject } from './mooncake.ts';
+import { jsonTokens, parseObject } from './length-jsonl.ts';
 import type { TraceStats } from './reader.ts';
 
 /**

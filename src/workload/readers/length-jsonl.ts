@@ -1,0 +1,78 @@
+import type { TraceRequest } from '../types.ts';
+import { LineReader } from '../line-reader.ts';
+import { ConfigError } from '../../util/errors.ts';
+import { MAX_TRACE_TOKENS, TOKENS_EXPECTED, emptyTrace, isBlank, outOfOrder } from '../fields.ts';
+import { skipRow, type TraceOptions, type TraceReader, type TraceStats } from './reader.ts';
+
+/** A JSONL trace of `{timestamp, input_length, output_length, …}` objects (Mooncake, Qwen-Bailian). */
+export interface LengthJsonlSpec {
+  /** Timestamp units per second (Mooncake: 1000, milliseconds); arrivals are divided by it, as the format reads. */
+  unitsPerSecond: number;
+  /** What a timestamp is, for errors ('a number of milliseconds'). */
+  timestampExpected: string;
+  /** Rows with `output_length` 0 are skipped and counted under this reason; else 0 is an error. */
+  skipZeroOutput?: string;
+  /** A key whose string value becomes the request's `app`. */
+  app?: string;
+}
+
+export function lengthJsonlReader(spec: LengthJsonlSpec): TraceReader {
+  return function* read(path: string, opts: TraceOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
+    const lr = new LineReader(path, opts);
+    try {
+      let t0 = NaN;
+      let prev = -Infinity;
+      let id = 0;
+      for (let line = lr.next(); line !== undefined; line = lr.next()) {
+        if (isBlank(line)) continue;
+        const o = parseObject(line, path, lr.lineNo);
+        const t = o['timestamp'];
+        if (typeof t !== 'number' || !Number.isFinite(t) || t < 0) {
+          throw new ConfigError({ source: path, line: lr.lineNo, path: 'timestamp', expected: spec.timestampExpected, got: t });
+        }
+        if (t < prev) throw outOfOrder(path, lr.lineNo, 'timestamp', t);
+        if (t0 !== t0) t0 = t;
+        prev = t;
+        const inputTokens = jsonTokens(o, 'input_length', path, lr.lineNo);
+        if (spec.skipZeroOutput !== undefined && o['output_length'] === 0) {
+          skipRow(stats, opts, spec.skipZeroOutput, (t - t0) / spec.unitsPerSecond);
+          continue;
+        }
+        const outputTokens = jsonTokens(o, 'output_length', path, lr.lineNo);
+        const req: TraceRequest = { id: id++, arrivalS: (t - t0) / spec.unitsPerSecond, inputTokens, outputTokens };
+        if (spec.app !== undefined && o[spec.app] !== undefined) {
+          const v = o[spec.app];
+          if (typeof v !== 'string' || v === '') throw new ConfigError({ source: path, line: lr.lineNo, path: spec.app, expected: 'a non-empty string', got: v });
+          req.app = v;
+        }
+        stats.rows++;
+        yield req;
+      }
+      if (id === 0) throw emptyTrace(path);
+    } finally {
+      lr.close();
+    }
+  };
+}
+
+/** JSON.parse of one line that must be an object, or a ConfigError naming the line. */
+export function parseObject(line: string, source: string, lineNo: number): Record<string, unknown> {
+  let o: unknown;
+  try {
+    o = JSON.parse(line);
+  } catch {
+    throw new ConfigError({ source, line: lineNo, path: 'line', expected: 'a JSON object', got: line });
+  }
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) {
+    throw new ConfigError({ source, line: lineNo, path: 'line', expected: 'a JSON object', got: line });
+  }
+  return o as Record<string, unknown>;
+}
+
+export function jsonTokens(o: Record<string, unknown>, key: string, source: string, line: number): number {
+  const v = o[key];
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_TRACE_TOKENS) {
+    throw new ConfigError({ source, line, path: key, expected: TOKENS_EXPECTED, got: v });
+  }
+  return v;
+}
