@@ -1,5 +1,6 @@
 import { Pool } from 'undici';
 import type { TraceRequest } from '../workload/types.ts';
+import { TIER_HEADER } from './gateway/parse-request.ts';
 
 export interface ReplayRequest {
   arrivalS: number;
@@ -76,7 +77,8 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
       const res = await pool.request({
         path: '/v1/completions',
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        // The gateway's tier header (`llmfleet serve` orders its queue by it); other servers ignore it.
+        headers: { 'content-type': 'application/json', ...(r.tier ? { [TIER_HEADER]: r.tier } : {}) },
         body,
         signal: AbortSignal.timeout(o.timeoutS * 1000),
       });

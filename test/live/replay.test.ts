@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import { startEmulator } from '../../src/live/emulator/server.ts';
 import { replay } from '../../src/live/replay.ts';
-import { MODEL } from './helpers.ts';
+import { MODEL, startFleet } from './helpers.ts';
 
 const run = promisify(execFile);
 const BIN = 'bin/llmfleet.js';
@@ -73,6 +73,26 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
     const refused = await replay(emu.url, src.slice(0, 1), { timeScale: 1, modelOf: () => MODEL, timeoutS: 1, maxInFlight: 10, ignoreEos: true });
     assert.equal(refused[0]!.failure, 'connection');
     assert.match(refused[0]!.error, /ECONNREFUSED/);
+  });
+
+  it("sends each request's tier to the gateway and reports per-tier blocks with each tier's SLO", async () => {
+    const f = await startFleet(1, { timeScale: 20 });
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'llmfleet-replay-'));
+      const trace = join(dir, 'tiers.csv');
+      writeFileSync(trace, 'arrival_s,input_tokens,output_tokens,tier\n0,50,5,premium\n0.1,50,5,batch\n0.2,50,5,gold\n');
+      const r = await cli(['--url', f.gw.url, '--trace', trace, '--set', 'slo.tiers={premium: {ttftS: 0.5}}', '--time-scale', '20', '--out', dir]);
+      assert.equal(r.code, 0, r.stderr);
+      const s = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
+      assert.deepEqual(s.requests.failReasons, { 'http-400': 1 }, 'the gateway refuses the unknown tier gold');
+      assert.deepEqual(Object.keys(s.tiers), ['batch', 'gold', 'premium']);
+      assert.equal(s.tiers.premium.slo.ttftS, 0.5);
+      assert.equal(s.tiers.premium.requests.completed, 1);
+      assert.equal(s.tiers.gold.requests.dropped, 1);
+      assert.match(readFileSync(join(dir, 'requests.csv'), 'utf8'), /invalid_tier/);
+    } finally {
+      await f.close();
+    }
   });
 
   it('bad flags exit 2 with one line naming the flag', async () => {

@@ -2,7 +2,8 @@ import { Option, type Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { request } from 'undici';
-import { RequestLog, latencyBlock } from '../../metrics/collector.ts';
+import { RequestLog, latencyBlock, type LatencyBlock } from '../../metrics/collector.ts';
+import type { Scenario } from '../../scenario/schema.ts';
 import { dist } from '../../metrics/stats.ts';
 import { loadScenario } from '../../scenario/load.ts';
 import { replay, type ReplayResult } from '../../live/replay.ts';
@@ -112,6 +113,7 @@ export function registerReplay(program: Command): void {
           outputTokensPerSecond: lastEndS > 0 ? outputTokens / lastEndS : 0,
         },
         client: { wallSeconds: wallS, sendLatenessS: { p50: late.p50, p99: late.p99 } },
+        ...tierBlocks(log, scenario.slo),
       };
       await writeFile(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
       await writeFile(join(out, 'requests.csv'), 'id,arrival_s,input_tokens,output_tokens,model,status,ttft_s,e2e_s,tokens_received,backend,late_s,error\n' + rows.join('\n') + (rows.length ? '\n' : ''));
@@ -132,6 +134,19 @@ export function registerReplay(program: Command): void {
         process.stdout.write(lines.join('\n') + '\n');
       }
     });
+}
+
+/** Per-tier latency blocks with each tier's own targets, as simulate's summary has them (none without tiers). */
+function tierBlocks(log: RequestLog, slo: Scenario['slo']): { tiers?: Record<string, Omit<LatencyBlock, 'queue'>> } {
+  const names = log.tiers.filter((t) => t !== '').sort();
+  if (names.length === 0) return {};
+  const tiers: Record<string, Omit<LatencyBlock, 'queue'>> = {};
+  for (const name of names) {
+    const idx = log.tiers.indexOf(name);
+    const { queue: _unobservable, ...block } = latencyBlock(log, { ...slo, ...slo.tiers[name] }, (i) => log.tierIdx[i] === idx);
+    tiers[name] = block;
+  }
+  return { tiers };
 }
 
 /** The URL's origin: undici's pool takes no path, and a /v1 suffix is the most common slip. */
