@@ -8,6 +8,7 @@ import { readBurstGpt } from './readers/burstgpt.ts';
 import { readMooncake } from './readers/mooncake.ts';
 import { readBailian } from './readers/bailian.ts';
 import { readVidur } from './readers/vidur.ts';
+import { readApex, readLlmServingSim } from './readers/simulator-jsonl.ts';
 import { readSplitwise } from './readers/splitwise.ts';
 import { readCanonicalCsv, readCanonicalJsonl } from './readers/canonical.ts';
 
@@ -17,6 +18,8 @@ export const readers = {
   mooncake: readMooncake,
   bailian: readBailian,
   vidur: readVidur,
+  llmservingsim: readLlmServingSim,
+  apex: readApex,
   splitwise: readSplitwise,
   csv: readCanonicalCsv,
   jsonl: readCanonicalJsonl,
@@ -86,6 +89,8 @@ export function detectFormat(path: string): TraceFormat {
     }
     // Qwen-Bailian has Mooncake's keys plus chat ones, and its timestamps are seconds, Mooncake's milliseconds.
     if (keys.includes('input_length') && keys.includes('timestamp')) return keys.includes('chat_id') || keys.includes('turn') ? 'bailian' : 'mooncake';
+    if (keys.includes('arrival_time_ns') && keys.includes('input_toks')) return 'llmservingsim';
+    if (keys.includes('StartTimeOffset') && keys.includes('ContextTokens')) return 'apex';
     return 'jsonl';
   }
   const names = headerNames(line);

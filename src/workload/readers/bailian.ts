@@ -1,4 +1,4 @@
-import { lengthJsonlReader } from './length-jsonl.ts';
+import { MOONCAKE_KEYS, lengthJsonlReader } from './length-jsonl.ts';
 
 /**
  * Alibaba's Qwen-Bailian usage traces (KVCache in the wild, ATC '25), JSONL:
@@ -10,4 +10,4 @@ import { lengthJsonlReader } from './length-jsonl.ts';
  */
 export const BAILIAN_SKIP_NO_OUTPUT = 'output_length 0';
 
-export const readBailian = lengthJsonlReader({ unitsPerSecond: 1, timestampExpected: 'a number of seconds ≥ 0', skipZeroOutput: BAILIAN_SKIP_NO_OUTPUT, app: 'type' });
+export const readBailian = lengthJsonlReader({ keys: MOONCAKE_KEYS, unitsPerSecond: 1, timestampExpected: 'a number of seconds ≥ 0', skipZeroOutput: BAILIAN_SKIP_NO_OUTPUT, app: 'type' });

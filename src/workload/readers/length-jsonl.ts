@@ -4,17 +4,21 @@ import { ConfigError } from '../../util/errors.ts';
 import { MAX_TRACE_TOKENS, TOKENS_EXPECTED, emptyTrace, isBlank, outOfOrder } from '../fields.ts';
 import { skipRow, type TraceOptions, type TraceReader, type TraceStats } from './reader.ts';
 
-/** A JSONL trace of `{timestamp, input_length, output_length, …}` objects (Mooncake, Qwen-Bailian). */
+/** A JSONL trace of one object per request with an arrival time and two token counts (Mooncake, Qwen-Bailian, …). */
 export interface LengthJsonlSpec {
+  /** Keys of the arrival time, the prompt tokens and the output tokens. */
+  keys: { time: string; input: string; output: string };
   /** Timestamp units per second (Mooncake: 1000, milliseconds); arrivals are divided by it, as the format reads. */
   unitsPerSecond: number;
   /** What a timestamp is, for errors ('a number of milliseconds'). */
   timestampExpected: string;
-  /** Rows with `output_length` 0 are skipped and counted under this reason; else 0 is an error. */
+  /** Rows with output 0 are skipped and counted under this reason; else 0 is an error. */
   skipZeroOutput?: string;
   /** A key whose string value becomes the request's `app`. */
   app?: string;
 }
+
+export const MOONCAKE_KEYS = { time: 'timestamp', input: 'input_length', output: 'output_length' };
 
 export function lengthJsonlReader(spec: LengthJsonlSpec): TraceReader {
   return function* read(path: string, opts: TraceOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
@@ -26,19 +30,20 @@ export function lengthJsonlReader(spec: LengthJsonlSpec): TraceReader {
       for (let line = lr.next(); line !== undefined; line = lr.next()) {
         if (isBlank(line)) continue;
         const o = parseObject(line, path, lr.lineNo);
-        const t = o['timestamp'];
+        const { time, input, output } = spec.keys;
+        const t = o[time];
         if (typeof t !== 'number' || !Number.isFinite(t) || t < 0) {
-          throw new ConfigError({ source: path, line: lr.lineNo, path: 'timestamp', expected: spec.timestampExpected, got: t });
+          throw new ConfigError({ source: path, line: lr.lineNo, path: time, expected: spec.timestampExpected, got: t });
         }
-        if (t < prev) throw outOfOrder(path, lr.lineNo, 'timestamp', t);
+        if (t < prev) throw outOfOrder(path, lr.lineNo, time, t);
         if (t0 !== t0) t0 = t;
         prev = t;
-        const inputTokens = jsonTokens(o, 'input_length', path, lr.lineNo);
-        if (spec.skipZeroOutput !== undefined && o['output_length'] === 0) {
+        const inputTokens = jsonTokens(o, input, path, lr.lineNo);
+        if (spec.skipZeroOutput !== undefined && o[output] === 0) {
           skipRow(stats, opts, spec.skipZeroOutput, (t - t0) / spec.unitsPerSecond);
           continue;
         }
-        const outputTokens = jsonTokens(o, 'output_length', path, lr.lineNo);
+        const outputTokens = jsonTokens(o, output, path, lr.lineNo);
         const req: TraceRequest = { id: id++, arrivalS: (t - t0) / spec.unitsPerSecond, inputTokens, outputTokens };
         if (spec.app !== undefined && o[spec.app] !== undefined) {
           const v = o[spec.app];
