@@ -113,7 +113,7 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
       }
       const end = performance.now();
       const tokens = usage >= 0 ? usage : chunks;
-      const error = !done ? 'stream ended without [DONE]' : tokens === 0 ? 'no output token' : '';
+      const error = !done ? 'stream ended without [DONE]' : tokens === 0 || first < 0 ? 'no output token' : '';
       return { status, ttftS: first < 0 ? NaN : since(first), e2eS: since(end), outputTokens: tokens, backend, failure: error ? 'incomplete' : '', error, lateS };
     } catch (e) {
       const err = e as Error & { code?: string; cause?: { code?: string } };

@@ -95,7 +95,8 @@ export function registerReplay(program: Command): void {
         rows.push([r.id, r.arrivalS, r.inputTokens, r.outputTokens, csvCell(model), res.status, num(res.ttftS), num(res.e2eS), res.outputTokens, csvCell(res.backend), num(res.lateS), csvCell(res.error)].join(','));
       });
       const block = latencyBlock(log, scenario.slo, () => true);
-      const { queue: _unobservable, ...latency } = block;
+      // queue time is not observable from a client
+      const { queue: _queue, requests: _requests, ...latency } = block;
       const failReasons: Record<string, number> = {};
       for (const res of results) if (res.failure !== '') failReasons[res.failure] = (failReasons[res.failure] ?? 0) + 1;
       let outputTokens = 0;
@@ -107,7 +108,7 @@ export function registerReplay(program: Command): void {
         url: base,
         timeScale,
         requests: { total: block.requests.total, completed: block.requests.completed, failed: block.requests.dropped, failReasons },
-        ...Object.fromEntries(Object.entries(latency).filter(([k]) => k !== 'requests')),
+        ...latency,
         throughput: {
           requestsPerSecond: lastEndS > 0 ? block.requests.completed / lastEndS : 0,
           outputTokensPerSecond: lastEndS > 0 ? outputTokens / lastEndS : 0,
