@@ -43,6 +43,18 @@ export function progressReporter(quiet: boolean): { update: (simTimeS: number, a
   };
 }
 
+/** A one-line live counter on stderr (a TTY only) for work without a known end, e.g. `replaying | {sent} sent | {done} done`. */
+export function counterProgress<K extends string>(quiet: boolean, format: string, fields: Record<K, number>): { set: (f: Partial<Record<K, number>>) => void; stop: () => void } {
+  if (quiet || !process.stderr.isTTY) return { set: () => {}, stop: () => {} };
+  const bar = new cliProgress.SingleBar({ format: `${format} | {duration_formatted}`, stream: process.stderr, hideCursor: true }, cliProgress.Presets.shades_classic);
+  const now = { ...fields };
+  bar.start(1, 0, now);
+  return {
+    set: (f) => bar.update(0, Object.assign(now, f)),
+    stop: () => bar.stop(),
+  };
+}
+
 export function formatDuration(s: number): string {
   if (s < 120) return `${s.toFixed(0)} s`;
   if (s < 7200) return `${(s / 60).toFixed(1)} min`;

@@ -12,7 +12,7 @@ import { UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { openWorkload } from '../../workload/schema.ts';
 import { TRACE_FORMATS, type TraceRequest } from '../../workload/types.ts';
-import { collect, parseIntFlag, parseNumberFlag, prepareOutDir, scenarioFlags } from '../util.ts';
+import { collect, counterProgress, parseIntFlag, parseNumberFlag, prepareOutDir, scenarioFlags } from '../util.ts';
 
 interface ReplayFlags {
   url: string;
@@ -64,24 +64,21 @@ export function registerReplay(program: Command): void {
       const rows: string[] = [];
       let sent = 0;
       let ended = 0;
-      const tick = o.quiet || !process.stderr.isTTY ? undefined : setInterval(() => process.stderr.write(`\rreplaying: ${sent} sent, ${ended} done`), 500);
+      const progress = counterProgress(o.quiet ?? false, 'replaying | {sent} sent | {ended} done', { sent, ended });
       const started = performance.now();
       const requests: TraceRequest[] = [];
       let results: ReplayResult[];
       try {
-        results = await replay(base, countSent(workload, (r) => (requests.push(r), sent++)), {
+        results = await replay(base, countSent(workload, (r) => (requests.push(r), progress.set({ sent: ++sent }))), {
           timeScale,
           timeoutS,
           maxInFlight,
           ignoreEos: o.ignoreEos,
           modelOf,
-          onResult: () => ended++,
+          onResult: () => progress.set({ ended: ++ended }),
         });
       } finally {
-        if (tick) {
-          clearInterval(tick);
-          process.stderr.write('\n');
-        }
+        progress.stop();
       }
       const wallS = (performance.now() - started) / 1000;
       let lastEndS = 0;
