@@ -57,7 +57,7 @@ export function relabelModels(src: RequestSource, to: string | Record<string, st
   return lazy(function* () {
     for (const r of src) {
       const model = map === undefined ? (to as string) : r.model === undefined ? undefined : (map.get(r.model) ?? r.model);
-      yield model === r.model ? r : { ...r, model };
+      yield model === undefined ? { ...r } : { ...r, model };
     }
   });
 }
