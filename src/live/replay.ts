@@ -1,4 +1,5 @@
 import { Pool } from 'undici';
+import { Rng } from '../util/rng.ts';
 import type { TraceRequest } from '../workload/types.ts';
 import { TIER_HEADER } from './gateway/parse-request.ts';
 
@@ -46,7 +47,7 @@ export interface ReplayOptions {
 /**
  * Replays a workload against an OpenAI-compatible server (a gateway, vLLM, an emulator) in open loop: request r
  * is sent at wall time r.arrivalS / timeScale after the start, whatever is still in flight, as a streaming
- * `/v1/completions` whose prompt is `inputTokens` token ids and `max_tokens` = outputTokens (with
+ * `/v1/completions` whose prompt is `inputTokens` random token ids (`promptIds`) and `max_tokens` = outputTokens (with
  * `stream_options.include_usage`, so the server's own token count is used where it gives one). The source is
  * read lazily, one request ahead of the clock. A failed request (refused, timed out, a 4xx/5xx, a stream cut
  * short) is recorded with its reason; the replay itself only throws for a bad `baseUrl`.
@@ -58,12 +59,13 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
   const results: ReplayResult[] = [];
   const running = new Set<Promise<void>>();
   const t0 = performance.now() + 20;
+  const prompts = new Rng(1).fork('replay-prompts');
   const one = async (r: TraceRequest, due: number): Promise<ReplayResult> => {
     const sent = performance.now();
     const lateS = (Math.max(0, sent - due) / 1000) * o.timeScale;
     const body = JSON.stringify({
       model: o.modelOf(r),
-      prompt: new Array<number>(r.inputTokens).fill(1),
+      prompt: promptIds(prompts, r.inputTokens),
       max_tokens: r.outputTokens,
       stream: true,
       stream_options: { include_usage: true },
@@ -148,6 +150,18 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
     await pool.close();
   }
   return results;
+}
+
+/**
+ * A prompt of n token ids, uniform in [1000, 31000): inside every common vocabulary (Llama-2 and Mistral have
+ * 32,000 ids) and past the special ones. Random, not one id repeated: with prefix caching on (vLLM V1's default)
+ * a server would otherwise find every later prompt's blocks cached and skip almost all its prefill, which the
+ * simulator it is compared with does not model; and a mixture-of-experts model would route every token alike.
+ */
+export function promptIds(rng: Rng, n: number): number[] {
+  const ids = new Array<number>(n);
+  for (let i = 0; i < n; i++) ids[i] = 1000 + rng.int(30000);
+  return ids;
 }
 
 /** Replays plain requests with one model name and generous limits (the parity test's use). */

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,6 +94,35 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
       assert.match(readFileSync(join(dir, 'requests.csv'), 'utf8'), /invalid_tier/);
     } finally {
       await f.close();
+    }
+  });
+
+  it('sends prompts that share no KV block, so a server with prefix caching cannot skip their prefill', async () => {
+    const prompts: number[][] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      req.on('end', () => {
+        prompts.push((JSON.parse(body) as { prompt: number[] }).prompt);
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end('data: {"choices":[{"text":"x"}]}\n\ndata: [DONE]\n\n');
+      });
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const src = [0, 1, 2, 3].map((id) => ({ id, arrivalS: 0, inputTokens: 40, outputTokens: 1 }));
+      const res = await replay(url, src, { timeScale: 1, modelOf: () => MODEL, timeoutS: 5, maxInFlight: 10, ignoreEos: true });
+      assert.deepEqual(res.map((r) => r.failure), ['', '', '', '']);
+      assert.equal(prompts.length, 4);
+      const firstBlocks = new Set(prompts.map((p) => p.slice(0, 16).join(' ')));
+      assert.equal(firstBlocks.size, 4, 'no two prompts start with the same 16-token block');
+      for (const p of prompts) {
+        assert.equal(p.length, 40);
+        assert.ok(p.every((t) => Number.isInteger(t) && t >= 1000 && t < 31000), 'ids inside a 32k vocabulary, past the special ones');
+      }
+    } finally {
+      server.close();
     }
   });
 
