@@ -246,15 +246,18 @@ function fit(obs: readonly Obs[], start: Efficiency, withKnee: boolean): { eff: 
   const params: Param[] = withKnee ? [...ROOFLINE_PARAMS, ...KNEE_PARAMS] : [...ROOFLINE_PARAMS];
   const f = (u: number[]): number => loss(obs, toEff(params, u));
   const init: Required<Efficiency> = { commKneeTokens: 3000, largeStepComm: start.comm / 6, ...start };
-  let x = params.map((p) => Math.log(Math.max(init[p], 1e-7)));
-  let best = { x, fx: f(x) };
-  // Restarts from the best point with shrinking steps get Nelder–Mead out of its early collapses.
+  const best = minimize(f, params.map((p) => Math.log(Math.max(init[p], 1e-7))));
+  return { eff: toEff(params, best.x), loss: best.fx };
+}
+
+/** Nelder–Mead restarted from its best point with shrinking steps, which gets it out of its early collapses. */
+export function minimize(f: (x: number[]) => number, x0: number[]): { x: number[]; fx: number } {
+  let best = { x: x0, fx: f(x0) };
   for (const step of [1.5, 0.8, 0.4, 0.2, 0.1]) {
     const r = nelderMead(f, best.x, step, 400);
     if (r.fx <= best.fx) best = r;
-    x = best.x;
   }
-  return { eff: toEff(params, best.x), loss: best.fx };
+  return best;
 }
 
 /** Calibrates every key of `table` that maps to catalog models and devices; the others are listed as skipped. */

@@ -7,8 +7,10 @@ import { prepareOutDir } from '../util.ts';
 import { getModel } from '../../model/catalog.ts';
 import { loadProfileTable } from '../../perf/profile-table.ts';
 import { calibrate, type CalibrationResult, type ErrorStats } from '../../perf/calibrate.ts';
+import { checkVidurProfiles, type VidurCheckResult } from '../../perf/vidur-check.ts';
 
 const BUNDLED_PROFILE = fileURLToPath(new URL('../../../data/profiles/splitwise_perf_model.csv', import.meta.url));
+const BUNDLED_VIDUR = fileURLToPath(new URL('../../../data/profiles/vidur', import.meta.url));
 
 function collectMap(value: string, prev: Record<string, string> = {}): Record<string, string> {
   const m = /^([^=\s]+)=([^=\s]+)$/.exec(value);
@@ -17,6 +19,13 @@ function collectMap(value: string, prev: Record<string, string> = {}): Record<st
 }
 
 const pct = (s: ErrorStats): string => (s.n === 0 ? '-' : `${s.mape.toFixed(1)}%`);
+
+/** Lines of a table: the first column left-aligned, the others right-aligned. */
+function fixedWidth(head: string[], rows: string[][]): string[] {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(head), ...rows.map(line)];
+}
 
 /** The result as a fixed-width table (one line per key), for stdout. */
 export function formatCalibration(r: CalibrationResult): string {
@@ -30,9 +39,7 @@ export function formatCalibration(r: CalibrationResult): string {
     pct(k.prefill.train),
     pct(k.decode.train),
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  const out = [line(head), ...rows.map(line), ''];
+  const out = [...fixedWidth(head, rows), ''];
   out.push('fitted factors (per profile hardware):');
   for (const h of r.hardware) {
     const e = h.efficiency;
@@ -50,6 +57,36 @@ export function formatCalibration(r: CalibrationResult): string {
   return out.join('\n');
 }
 
+/** The Vidur check as a fixed-width table (one line per row group), for stdout. */
+export function formatVidurCheck(r: VidurCheckResult): string {
+  const ms = (x: number): string => (x < 0.1 ? x.toFixed(4) : x.toFixed(3));
+  const head = ['row group', 'test MAPE default', 'calibrated', 'fitted', '(n)', 'smallest: measured / default ms', 'largest: measured / default ms'];
+  const rows = r.keys.map((k) => {
+    const [lo, , hi] = k.samples;
+    const unit = k.kind === 'layer' ? 'tok' : 'B';
+    return [
+      `${k.kind === 'layer' ? 'layer' : 'all-reduce'} ${k.key}`,
+      pct(k.test.default),
+      k.test.calibrated ? pct(k.test.calibrated) : '-',
+      pct(k.test.fitted),
+      String(k.test.fitted.n),
+      `${lo!.x} ${unit}: ${ms(lo!.measuredMs)} / ${ms(lo!.defaultMs)}`,
+      `${hi!.x} ${unit}: ${ms(hi!.measuredMs)} / ${ms(hi!.defaultMs)}`,
+    ];
+  });
+  const out = [...fixedWidth(head, rows), '', 'fitted here (on alternate rows; the error above is on the others):'];
+  for (const f of r.fits) {
+    const e = f.fitted;
+    out.push(
+      f.kind === 'layer'
+        ? `  layers on ${f.group} (datasheet ${f.hardware}): compute ${e.compute!.toFixed(3)}, memory ${e.memory!.toFixed(3)}, + ${(e.layerFixedS! * 1e6).toFixed(1)} µs per layer`
+        : `  all-reduce on ${f.group} (datasheet ${f.hardware}): comm ${e.comm!.toFixed(3)}, hop ${(e.allReduceHopLatencyS! * 1e6).toFixed(2)} µs`,
+    );
+  }
+  for (const s of r.skipped) out.push(`skipped ${s.file}: ${s.reason}`);
+  return out.join('\n');
+}
+
 export function registerCalibrate(program: Command): void {
   program
     .command('calibrate')
@@ -59,7 +96,19 @@ export function registerCalibrate(program: Command): void {
     .option('--map <key=model>', 'map a profile model key to a catalog model (repeatable)', collectMap)
     .option('--fit-per <what>', "one set of factors per 'hardware' or per 'key' (diagnostic)", 'hardware')
     .option('--no-large-step-comm', 'fit the plain roofline, without the large-step communication knee (ablation)')
-    .action((opts: { profile: string; out: string; map?: Record<string, string>; fitPer: string; largeStepComm: boolean }) => {
+    .option('--vidur [dir]', "instead: check the roofline's layer and all-reduce times against Vidur's measured profiles (default: the bundled data/profiles/vidur)")
+    .action((opts: { profile: string; out: string; map?: Record<string, string>; fitPer: string; largeStepComm: boolean; vidur?: string | true }) => {
+      if (opts.vidur !== undefined) {
+        prepareOutDir('--out', opts.out);
+        const t0 = performance.now();
+        const result = checkVidurProfiles(opts.vidur === true ? BUNDLED_VIDUR : opts.vidur);
+        process.stderr.write(`checked in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+        process.stdout.write(formatVidurCheck(result) + '\n');
+        const file = join(opts.out, 'vidur-check.json');
+        writeFileSync(file, JSON.stringify({ command: `llmfleet ${process.argv.slice(2).join(' ')}`, ...result }, null, 2) + '\n');
+        process.stdout.write(`wrote ${file}\n`);
+        return;
+      }
       const map = opts.map ?? {};
       if (opts.fitPer !== 'hardware' && opts.fitPer !== 'key') {
         throw new UserError(`--fit-per: expected 'hardware' or 'key', got '${opts.fitPer}'`);
