@@ -1,5 +1,5 @@
-import type { Summary } from '../metrics/summary.ts';
-import { formatLatency as ms } from '../report/format.ts';
+import { headlineAttainment, type Summary } from '../metrics/summary.ts';
+import { formatAttainment, formatLatency as ms } from '../report/format.ts';
 
 
 /** The human summary of one run (stdout). */
@@ -19,14 +19,19 @@ export function printSummary(s: Summary): void {
     lines.push(pad([name, cell(d.mean), cell(d.p50), cell(d.p90), cell(d.p99)]));
   }
   lines.push('');
-  lines.push(`SLO (TTFT ≤ ${s.slo.ttftS} s, TPOT ≤ ${s.slo.tpotS} s): ${(s.slo.attainment * 100).toFixed(1)}% attained`);
+  // Nothing to attain in a run without requests: "–", not 0 %.
+  const att = (a: number, n: number) => (n > 0 ? `${formatAttainment(a)} attained` : '–');
+  const targets = `TTFT ≤ ${s.slo.ttftS} s, TPOT ≤ ${s.slo.tpotS} s`;
+  const untiered = r.total - Object.values(s.tiers ?? {}).reduce((n, b) => n + b.requests.total, 0);
+  const judged = !s.tiers ? targets : `each request by its tier's targets${untiered > 0 ? `; untiered: ${targets}` : ''}`;
+  lines.push(`SLO (${judged}): ${att(headlineAttainment(s), r.total)}`);
   if (s.tiers) {
-    for (const [t, b] of Object.entries(s.tiers)) lines.push(`  tier ${t}: ${(b.slo.attainment * 100).toFixed(1)}%, TTFT p99 ${b.requests.completed > 0 ? ms(b.ttft.p99) : '–'}, ${b.requests.total} request${b.requests.total === 1 ? '' : 's'}`);
+    for (const [t, b] of Object.entries(s.tiers)) lines.push(`  tier ${t}: ${att(b.slo.attainment, b.requests.total)}, TTFT p99 ${b.requests.completed > 0 ? ms(b.ttft.p99) : '–'}, ${b.requests.total} request${b.requests.total === 1 ? '' : 's'}`);
   }
   if (s.utility) lines.push(`utility: ${s.utility.earned.toFixed(0)} of ${s.utility.possible.toFixed(0)} earned (${((s.utility.earned / (s.utility.possible || 1)) * 100).toFixed(1)}%)`);
   lines.push(`throughput: ${s.throughput.requestsPerSecond.toFixed(2)} req/s, ${s.throughput.outputTokensPerSecond.toFixed(0)} output tok/s`);
   const f = s.fleet;
-  lines.push(`fleet: ${f.instances} instances (peak ${f.peakInstances}), ${f.instanceHours.toFixed(2)} instance-h, ${f.gpuHours.toFixed(2)} GPU-h (${f.wastedGpuHours.toFixed(2)} provisioning), $${f.costUsd.toFixed(2)}`);
+  lines.push(`fleet: ${f.instances} instances started (peak ${f.peakInstances} at once), ${f.instanceHours.toFixed(2)} instance-h, ${f.gpuHours.toFixed(2)} GPU-h (${f.wastedGpuHours.toFixed(2)} provisioning), $${f.costUsd.toFixed(2)}`);
   if (s.spot) {
     const sp = s.spot;
     const reclaims = Object.entries(sp.reclaims).map(([k, v]) => `${v} ${k}`).join(', ');

@@ -1,6 +1,7 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 import { UserError } from '../util/errors.ts';
+import type { WorkloadSpec } from '../workload/schema.ts';
 
 /**
  * Creates an output folder (or checks an existing one is a writable folder) before any work starts, so a bad
@@ -67,6 +68,19 @@ export function collect(v: string, prev: string[]): string[] {
 }
 
 /** The scenario flags simulate, compare and replay share, as the scenario loaders take them. */
+/**
+ * `--trace` replaces the scenario's workload source but keeps its `workload.transforms` (a window or a speed-up
+ * usually belongs to the experiment). Says so on stderr, naming them, unless `--set` gave the transforms.
+ */
+export function keptTransformsNote(o: { trace?: string; set: string[]; quiet?: boolean }, w: WorkloadSpec): void {
+  if (!o.trace || o.quiet || o.set.some((s) => s.startsWith('workload.transforms'))) return;
+  const kept = Object.entries(w.transforms ?? {})
+    .filter(([k, v]) => k !== 'rateScaleJitterS' && v !== undefined)
+    .map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`);
+  if (kept.length === 0) return;
+  process.stderr.write(`note: --trace keeps the scenario's workload.transforms (${kept.join(', ')}); --set 'workload.transforms={}' drops them\n`);
+}
+
 export function scenarioFlags(o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; seed?: string }) {
   return {
     file: o.scenario,

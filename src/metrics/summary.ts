@@ -4,14 +4,21 @@ import { latencyBlock, type LatencyBlock } from './collector.ts';
 import type { SpotSummary } from '../policy/sageserve/spot.ts';
 import type { MigrationSummary } from '../sim/migration.ts';
 
-export interface Summary extends Omit<LatencyBlock, 'requests'> {
+export interface Summary extends Omit<LatencyBlock, 'requests' | 'slo'> {
   scenario: string;
   seed: number;
   /** `skippedInTrace`: trace rows never replayed, by reason (not in `total`); `dropReasons`: requests dropped. */
   requests: LatencyBlock['requests'] & { dropReasons: Record<string, number>; skippedInTrace: Record<string, number> };
+  /**
+   * `attainment` etc. judge every request by the top-level targets. With tiers, `attainmentByTier` is the share of
+   * all requests that met their own tier's targets (untiered ones: the top-level targets), the run's headline.
+   */
+  slo: LatencyBlock['slo'] & { attainmentByTier?: number };
   throughput: { requestsPerSecond: number; inputTokensPerSecond: number; outputTokensPerSecond: number };
   fleet: {
+    /** Instances ever started. */
     instances: number;
+    /** Most instances alive (provisioning, ready or draining) at once. */
     peakInstances: number;
     instanceHours: number;
     gpuHours: number;
@@ -103,7 +110,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       pools,
     },
     engine: { iterations: res.iterations, preemptions: res.preemptions, ...(res.migrations ? { migrations: res.migrations } : {}) },
-    notes: [...res.notes, ...unusedTierSlos(sc.slo.tiers, log.tiers), ...unservedModels(res)],
+    notes: [...res.notes, ...unusedTierSlos(sc.slo.tiers, log.tiers), ...unservedModels(res), ...lateFirstArrival(res)],
     sim: { simulatedSeconds: endS, events: res.events, wallSeconds },
   };
   if (res.spot) {
@@ -121,12 +128,14 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       const slo = { ...sc.slo, ...sc.slo.tiers[name] };
       summary.tiers[name] = latencyBlock(log, slo, (i) => log.tierIdx[i] === idx);
     }
-    // Each request earns by its own tier's targets: the tier blocks, plus the untiered requests if any.
+    // Each request is judged, and earns, by its own tier's targets: the tier blocks, plus the untiered requests if any.
     const untiered = log.tiers.indexOf('');
     byUtility.length = 0;
     byUtility.push(...Object.values(summary.tiers));
     if (untiered >= 0) byUtility.push(latencyBlock(log, sc.slo, (i) => log.tierIdx[i] === untiered));
     delete summary.slo.utility;
+    const met = byUtility.reduce((n, b) => n + Math.round(b.slo.attainment * b.requests.total), 0);
+    summary.slo.attainmentByTier = all.requests.total > 0 ? met / all.requests.total : 0;
   }
   const earning = byUtility.filter((b) => b.slo.utility !== undefined);
   if (earning.length > 0) {
@@ -161,17 +170,30 @@ function binnedInstanceHours(res: SimResult, binS: number): number {
   return (s * binS) / 3600;
 }
 
+/** Exact, from each instance's start and stop (not the timeline's samples, which can miss a short peak). */
 function peakInstances(res: SimResult): number {
+  const changes: [number, number][] = [];
+  for (const inst of res.fleet.instances) {
+    changes.push([inst.createdS, 1]);
+    if (inst.stoppedS >= 0) changes.push([inst.stoppedS, -1]);
+  }
+  // At the same instant a stop comes before a start: the two never run together.
+  changes.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let alive = 0;
   let peak = 0;
-  for (const row of res.timeline.rows) peak = Math.max(peak, row.provisioning + row.ready + row.draining);
+  for (const [, d] of changes) peak = Math.max(peak, (alive += d));
   return peak;
+}
+
+/** The SLO attainment a run is judged by: each request by its own tier's targets when there are tiers. */
+export function headlineAttainment(s: Summary): number {
+  return s.slo.attainmentByTier ?? s.slo.attainment;
 }
 
 function sortKeys<T>(o: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-/** A per-tier SLO that no request carried is most likely a misspelt tier name: say so instead of ignoring it. */
 /** Names the models of requests dropped as `unknown-model` (BurstGPT's ChatGPT, say) and how to map them. */
 function unservedModels(res: SimResult): string[] {
   const { log } = res;
@@ -193,6 +215,17 @@ function unservedModels(res: SimResult): string[] {
   ];
 }
 
+/** A trace whose clock starts long before its first request (canonical files keep absolute times) bills the idle fleet. */
+function lateFirstArrival(res: SimResult): string[] {
+  const first = res.log.n > 0 ? res.log.arrival[0]! : 0;
+  if (first < 60 || first < 0.1 * res.endS) return [];
+  return [
+    `the first request arrives at ${first.toFixed(0)} s; the fleet runs, and is billed, from 0 s. ` +
+      `--set workload.transforms.window.startS=${Math.floor(first)} starts the run there`,
+  ];
+}
+
+/** A per-tier SLO that no request carried is most likely a misspelt tier name: say so instead of ignoring it. */
 function unusedTierSlos(slos: Record<string, unknown>, seen: readonly string[]): string[] {
   const unused = Object.keys(slos).filter((t) => !seen.includes(t));
   if (unused.length === 0) return [];

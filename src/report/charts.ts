@@ -1,6 +1,7 @@
 import type { TopLevelSpec } from 'vega-lite';
 import type { RunDigest, TimelinePoint } from './digest.ts';
 import { paretoFrontier } from './pareto.ts';
+import { costSloPoint } from './table.ts';
 
 /** One run as a report shows it: a variant name and its digest. */
 export interface ReportRun {
@@ -214,7 +215,7 @@ function lineChart(
 }
 
 function costSloChart(runs: readonly ReportRun[], color: ColorEnc): ChartSpec {
-  const pts = runs.map((r) => ({ costUsd: r.digest.summary.fleet.costUsd, attainment: r.digest.summary.slo.attainment }));
+  const pts = runs.map((r) => costSloPoint(r.digest.summary));
   const front = paretoFrontier(pts);
   const onFront = new Set(front);
   const values = runs.map((r, i) => ({ variant: r.name, cost: pts[i]!.costUsd, slo: pts[i]!.attainment, frontier: onFront.has(i) ? 'Pareto frontier' : 'dominated' }));

@@ -1,2 +1,19 @@
 /** A latency in seconds as people read it: "12.3 ms" below one second, "7481.04 s" from there (never "7481043 ms"). */
 export const formatLatency = (s: number): string => (s < 1 ? `${(s * 1000).toFixed(1)} ms` : `${s.toFixed(2)} s`);
+
+/**
+ * An SLO attainment in [0, 1] to 0.01 %, rounded down so that a run with any miss never prints 100 %:
+ * "99.97%", "100%" only when every request met its targets.
+ */
+export const formatAttainment = (a: number): string => (a >= 1 ? '100%' : `${attainmentAsPrinted(a * 100).toFixed(2)}%`);
+
+/** The attainment (fraction, or percent) as `formatAttainment` shows it: floored to 0.01 % (a hair of float noise allowed). */
+function attainmentAsPrinted(x: number): number {
+  return Math.floor(x * 100 + 1e-7) / 100;
+}
+
+/** A cost / attainment point as the comparison table prints it: cents, and 0.01 % of attainment. */
+export const asPrinted = (p: { costUsd: number; attainment: number }) => ({
+  costUsd: Math.round(p.costUsd * 100) / 100,
+  attainment: p.attainment >= 1 ? 1 : attainmentAsPrinted(p.attainment * 100) / 100,
+});

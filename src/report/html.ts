@@ -1,5 +1,5 @@
 import { reportCharts, renderSvg, type ReportRun } from './charts.ts';
-import { comparisonTable, frontierNames } from './table.ts';
+import { comparisonTable, frontierNames, tableNotes } from './table.ts';
 import { formatLatency as ms } from './format.ts';
 
 /** Everything report.html shows. */
@@ -73,8 +73,9 @@ function resultsTable(runs: readonly ReportRun[]): string {
     .map((r) => `<tr><td>${esc(r.name)}</td>${r.cells.map((c) => `<td class="num${mark && c.best ? ' best' : ''}">${esc(c.text)}</td>`).join('')}</tr>`)
     .join('');
   const front = frontierNames(runs.map((r) => ({ name: r.name, summary: r.digest.summary })));
+  const notes = tableNotes(t);
   const note = mark
-    ? `<p class="note">Bold: best in the column (lowest cost, GPU-hours, latency and drops; highest SLO attainment). ` +
+    ? `<p class="note">Bold: ${esc(notes.best)}. ${notes.finishedOnly ? `${esc(notes.finishedOnly)}. ` : ''}` +
       `Pareto frontier on cost and SLO attainment: <strong>${front.map(esc).join(', ')}</strong>.</p>`
     : '';
   return `<table class="results"><thead>${head}</thead><tbody>${body}</tbody></table>${note}`;

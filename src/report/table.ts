@@ -1,6 +1,6 @@
-import type { Summary } from '../metrics/summary.ts';
+import { headlineAttainment, type Summary } from '../metrics/summary.ts';
 import { paretoFrontier } from './pareto.ts';
-import { formatLatency as ms } from './format.ts';
+import { asPrinted, formatAttainment as pct, formatLatency as ms } from './format.ts';
 
 /** One column of the comparison table; `value` is NaN where it does not apply (no completed request). */
 export interface Column {
@@ -23,17 +23,20 @@ export interface ComparisonTable {
   rows: { name: string; cells: TableCell[] }[];
 }
 
-const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
 /** A latency only exists when something completed; 0 would otherwise win the column. */
 const lat = (pick: (s: Summary) => number) => (s: Summary) => (s.requests.completed > 0 ? pick(s) : NaN);
 
-/** Columns in display order; tier columns come from the union of tier names, sorted. */
+/**
+ * Columns in display order; tier columns come from the union of tier names, sorted. SLO is the headline
+ * attainment (each request by its tier's targets when there are tiers). `unfinished` appears when a variant left
+ * requests unfinished: its latency columns then describe only the requests that finished.
+ */
 export function comparisonColumns(summaries: readonly Summary[]): Column[] {
   const tiers = [...new Set(summaries.flatMap((s) => Object.keys(s.tiers ?? {})))].sort();
   return [
     { key: 'cost', title: 'cost', better: 'min', value: (s) => s.fleet.costUsd, format: (v) => `$${v.toFixed(2)}` },
     { key: 'gpuHours', title: 'GPU-h', better: 'min', value: (s) => s.fleet.gpuHours, format: (v) => v.toFixed(2) },
-    { key: 'slo', title: 'SLO', better: 'max', value: (s) => s.slo.attainment, format: pct },
+    { key: 'slo', title: 'SLO', better: 'max', value: headlineAttainment, format: pct },
     ...tiers.map(
       (t): Column => ({ key: `slo:${t}`, title: `SLO ${t}`, better: 'max', value: (s) => s.tiers?.[t]?.slo.attainment ?? NaN, format: pct }),
     ),
@@ -44,6 +47,9 @@ export function comparisonColumns(summaries: readonly Summary[]): Column[] {
     { key: 'e2eP50', title: 'E2E p50', better: 'min', value: lat((s) => s.e2e.p50), format: ms },
     { key: 'e2eP99', title: 'E2E p99', better: 'min', value: lat((s) => s.e2e.p99), format: ms },
     { key: 'drops', title: 'drops', better: 'min', value: (s) => s.requests.dropped, format: (v) => String(v) },
+    ...(summaries.some((s) => s.requests.unfinished > 0)
+      ? [{ key: 'unfinished', title: 'unfinished', better: 'min', value: (s) => s.requests.unfinished, format: (v) => String(v) } satisfies Column]
+      : []),
   ];
 }
 
@@ -77,10 +83,28 @@ export function formatComparisonTable(t: ComparisonTable): string {
   const widths = head.map((h, j) => Math.max(h.length + (j === 0 ? 0 : 1), ...body.map((r) => r[j]!.length)));
   const line = (cells: string[]) => cells.map((c, j) => (j === 0 ? c.padEnd(widths[j]!) : c.padStart(widths[j]!))).join('  ');
   const headCells = head.map((h, j) => (j === 0 ? h : `${h} `));
-  return [line(headCells), ...body.map(line), '', '* best in column (lowest cost, GPU-h, latency and drops; highest SLO attainment)'].join('\n') + '\n';
+  const n = tableNotes(t);
+  return [line(headCells), ...body.map(line), '', `* ${n.best}`, ...(n.finishedOnly ? [n.finishedOnly] : [])].join('\n') + '\n';
 }
 
-/** Names of the variants on the cost / SLO-attainment Pareto frontier, cheapest first. */
+/** What the marks mean, and (with an unfinished column) that latencies describe the finished requests only. */
+export function tableNotes(t: ComparisonTable): { best: string; finishedOnly?: string } {
+  const unfinished = t.columns.some((c) => c.key === 'unfinished');
+  return {
+    best: `best in column (lowest cost, GPU-h, latency${unfinished ? ', drops and unfinished' : ' and drops'}; highest SLO attainment)`,
+    ...(unfinished ? { finishedOnly: 'latencies cover finished requests only: compare them with the unfinished column' } : {}),
+  };
+}
+
+/**
+ * Names of the variants on the cost / SLO-attainment Pareto frontier, cheapest first, judged on the values as the
+ * table prints them (cents, 0.01 %): two variants the table shows tied are both on it or both off it.
+ */
 export function frontierNames(entries: readonly { name: string; summary: Summary }[]): string[] {
-  return paretoFrontier(entries.map((e) => ({ costUsd: e.summary.fleet.costUsd, attainment: e.summary.slo.attainment }))).map((i) => entries[i]!.name);
+  return paretoFrontier(entries.map((e) => costSloPoint(e.summary))).map((i) => entries[i]!.name);
+}
+
+/** A run on the cost / SLO plane, as printed. */
+export function costSloPoint(s: Summary): { costUsd: number; attainment: number } {
+  return asPrinted({ costUsd: s.fleet.costUsd, attainment: headlineAttainment(s) });
 }

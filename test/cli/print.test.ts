@@ -25,8 +25,32 @@ test('a tier none of whose requests completed shows – for its TTFT, not 0.0 ms
   const s = summarize(run(scenarioFor(trace), 'fast'), 0);
   assert.equal(s.tiers?.huge?.requests.completed, 0);
   const out = printed(() => printSummary(s));
-  assert.match(out, /tier huge: 0\.0%, TTFT p99 –, 1 request$/m);
-  assert.match(out, /tier ok: 100\.0%, TTFT p99 \d+\.\d ms, 1 request$/m);
+  assert.match(out, /tier huge: 0\.00% attained, TTFT p99 –, 1 request$/m);
+  assert.match(out, /tier ok: 100% attained, TTFT p99 \d+\.\d ms, 1 request$/m);
+  // The headline judges each request by its own tier's targets (no untiered requests here).
+  assert.match(out, /^SLO \(each request by its tier's targets\): 50\.00% attained$/m);
+});
+
+test("with tiers, the headline attainment judges each request by its own tier's targets", () => {
+  // Long prompts take longer than the top-level 0.05 s to their first token; the tiers allow 5 s.
+  const trace = writeTrace([
+    { t: 0, in: 8000, out: 10, tier: 'a' },
+    { t: 0, in: 8000, out: 10, tier: 'b' },
+    { t: 0, in: 8000, out: 10 },
+  ]);
+  const s = summarize(run(scenarioFor(trace, { slo: { ttftS: 0.05, tpotS: 10, tiers: { a: { ttftS: 5 }, b: { ttftS: 5 } } } }), 'fast'), 0);
+  assert.ok(s.ttft.p50 > 0.05, `TTFT ${s.ttft.p50}`);
+  assert.equal(s.slo.attainmentByTier, 2 / 3, 'a and b by their targets; the untiered one misses the top-level TTFT');
+  assert.ok(s.slo.attainment < 2 / 3, 'the top-level block still judges all by the top-level targets');
+  const out = printed(() => printSummary(s));
+  assert.match(out, /^SLO \(each request by its tier's targets; untiered: TTFT ≤ 0\.05 s, TPOT ≤ 10 s\): 66\.66% attained$/m);
+});
+
+test('a run without requests prints – for its attainment, not 0 %', () => {
+  const trace = writeTrace([{ t: 10, in: 100, out: 10 }]);
+  const s = summarize(run(scenarioFor(trace, { endS: 1 }), 'fast'), 0);
+  assert.equal(s.requests.total, 0);
+  assert.match(printed(() => printSummary(s)), /^SLO \(TTFT ≤ [0-9.]+ s, TPOT ≤ [0-9.]+ s\): –$/m);
 });
 
 test('latencies of a second and more print in seconds, and wide cells stay apart', () => {

@@ -176,3 +176,16 @@ test('bad flags exit 2: unknown engine mode, non-integer seed, malformed --set, 
     assert.match(r.stderr, message);
   }
 });
+
+test("--trace keeps the scenario's transforms and says so on stderr; --set workload.transforms drops the note", () => {
+  const dir = tmp();
+  const scenario = join(dir, 's.yaml');
+  writeFileSync(scenario, 'name: s\nfleet:\n  pools: [{ name: p, model: llama3.1-8b, hardware: h100-80gb, count: 1 }]\nworkload:\n  synthetic: { requests: 10 }\n  transforms: { compress: 2, limit: 50 }\n');
+  const r = cli('simulate', '--scenario', scenario, '--trace', conv, '--no-report', '--out', join(dir, 'o'));
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /^note: --trace keeps the scenario's workload\.transforms \(compress: 2, limit: 50\); --set 'workload\.transforms=\{\}' drops them$/m);
+  assert.equal(JSON.parse(readFileSync(join(dir, 'o', 'summary.json'), 'utf8')).requests.total, 50);
+  const quiet = cli('simulate', '--scenario', scenario, '--trace', conv, '--set', 'workload.transforms={limit: 20}', '--no-report', '--out', join(dir, 'o'));
+  assert.equal(quiet.status, 0, quiet.stderr);
+  assert.doesNotMatch(quiet.stderr, /note: --trace/);
+});

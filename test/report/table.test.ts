@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Summary } from '../../src/metrics/summary.ts';
 import { summarize } from '../../src/metrics/summary.ts';
+import { formatAttainment } from '../../src/report/format.ts';
 import { comparisonTable, formatComparisonTable, frontierNames } from '../../src/report/table.ts';
 import { simulate } from '../../src/sim/simulator.ts';
 import { tierScenario } from './fixture.ts';
@@ -22,6 +23,7 @@ function summary(o: { cost: number; gpuH: number; slo: number; ttft: number; com
   });
   const s = structuredClone(REAL);
   delete s.tiers;
+  delete s.slo.attainmentByTier; // `slo` below is then the headline
   return {
     ...set(s, o.slo),
     fleet: { ...s.fleet, gpuHours: o.gpuH, costUsd: o.cost },
@@ -47,7 +49,8 @@ test('marks the lowest cost, GPU-hours, latency and drops and the highest SLO at
   const text = formatComparisonTable(t);
   assert.match(text, /^cheap\s+\$10\.00\*/m);
   assert.match(text, /^fast\s+\$20\.00 /m);
-  assert.match(text, /99\.0%\*/);
+  assert.match(text, /99\.00%\*/);
+  assert.doesNotMatch(text, /unfinished/, 'no unfinished column when every variant finished everything');
 });
 
 test('frontierNames lists the variants no other beats on both cost and SLO, cheapest first', () => {
@@ -89,4 +92,37 @@ test('tier columns come from the union of tier names, and a variant without a ti
   assert.deepEqual(bestOf(t, 'slo:gold'), ['b']);
   assert.deepEqual(bestOf(t, 'slo:bronze'), ['a']);
   assert.equal(t.rows[1]!.cells[col(t, 'slo:bronze')]!.text, '–');
+});
+
+test('a variant that left requests unfinished shows them in their own column, and latencies are flagged as finished-only', () => {
+  const left = summary({ cost: 1, gpuH: 1, slo: 0.3, ttft: 0.05 });
+  left.requests = { ...left.requests, completed: 30, unfinished: 70 };
+  const t = comparisonTable([
+    { name: 'one', summary: left },
+    { name: 'two', summary: summary({ cost: 2, gpuH: 2, slo: 0.9, ttft: 0.5 }) },
+  ]);
+  assert.deepEqual(t.rows.map((r) => r.cells[col(t, 'unfinished')]!.text), ['70', '0']);
+  assert.deepEqual(bestOf(t, 'unfinished'), ['two']);
+  assert.match(formatComparisonTable(t), /latencies cover finished requests only/);
+});
+
+test('the Pareto frontier agrees with the ties the table prints (cents, 0.01 % of attainment)', () => {
+  const e = [
+    { name: 'rr', summary: summary({ cost: 23.93, gpuH: 1, slo: 1, ttft: 0.1 }) },
+    { name: 'lk', summary: summary({ cost: 23.93003, gpuH: 1, slo: 1, ttft: 0.1 }) },
+    { name: 'near', summary: summary({ cost: 23.93, gpuH: 1, slo: 0.99991, ttft: 0.1 }) },
+  ];
+  assert.deepEqual(frontierNames(e), ['rr', 'lk']);
+  const t = comparisonTable(e);
+  assert.deepEqual(bestOf(t, 'cost'), ['rr', 'lk', 'near']);
+  assert.deepEqual(bestOf(t, 'slo'), ['rr', 'lk']);
+  assert.deepEqual(t.rows.map((r) => r.cells[col(t, 'slo')]!.text), ['100%', '100%', '99.99%']);
+});
+
+test('attainment prints to 0.01 %, rounded down: a run with a miss never shows 100 %', () => {
+  assert.equal(formatAttainment(1), '100%');
+  assert.equal(formatAttainment(0.99971), '99.97%');
+  assert.equal(formatAttainment(0.999999), '99.99%');
+  assert.equal(formatAttainment(0.29), '29.00%');
+  assert.equal(formatAttainment(0), '0.00%');
 });

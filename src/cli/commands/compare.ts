@@ -5,9 +5,10 @@ import { defaultWorkers, resultsTable, runComparison, writeComparison } from '..
 import { formatCommand } from '../../report/run-report.ts';
 import { formatComparisonTable, frontierNames } from '../../report/table.ts';
 import { loadComparison } from '../../report/variants.ts';
+import type { Summary } from '../../metrics/summary.ts';
 import { UserError } from '../../util/errors.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
-import { collect, formatDuration, parseIntFlag, prepareOutDir, scenarioFlags } from '../util.ts';
+import { collect, formatDuration, keptTransformsNote, parseIntFlag, prepareOutDir, scenarioFlags } from '../util.ts';
 
 interface CompareFlags {
   scenario?: string;
@@ -29,7 +30,7 @@ export function registerCompare(program: Command): void {
     .option('--scenario <file>', 'scenario YAML, may hold a variants: list (default: the bundled scenarios/compare-routers.yaml)')
     .option('--variant <name:path=value,...>', 'a variant: a name and scenario overrides, e.g. jsq:routing.policy=jsq (repeatable; replaces the scenario\'s variants)', collect, [])
     .option('--set <path=value>', 'override a field of the base scenario for every variant (repeatable)', collect, [])
-    .option('--trace <file>', 'replace the scenario workload with this trace')
+    .option('--trace <file>', "replace the scenario's workload source with this trace (its transforms still apply)")
     .addOption(new Option('--trace-format <format>', 'format of --trace (default: detected from the header)').choices([...TRACE_FORMATS]))
     .addOption(new Option('--engine <mode>', 'fast: jump over unchanged decode runs; step: one event per iteration').choices(['fast', 'step']).default('fast'))
     .option('--seed <n>', 'random seed for every variant (overrides the scenario)')
@@ -39,6 +40,7 @@ export function registerCompare(program: Command): void {
     .action(async (o: CompareFlags) => {
       const out = prepareOutDir('--out', resolve(o.out));
       const setup = loadComparison({ ...scenarioFlags(o), variants: o.variant });
+      keptTransformsNote(o, setup.base.workload);
       const workers = o.workers === undefined ? defaultWorkers(setup.variants.length) : parseIntFlag('--workers', o.workers);
       if (workers < 0) throw new UserError(`--workers: expected an integer ≥ 0, got '${o.workers}'`);
       const progress = compareProgress(setup.variants.map((v) => v.name), o.quiet ?? false);
@@ -53,11 +55,7 @@ export function registerCompare(program: Command): void {
       const command = formatCommand(process.argv.slice(2));
       const paths = await writeComparison(out, setup, results, command);
       if (!o.quiet) {
-        const s0 = results[0]!.digest.summary;
-        process.stdout.write(
-          `compared ${results.length} variants of ${setup.base.name} (seed ${setup.base.seed}, ${s0.requests.total.toLocaleString('en-US')} requests, ` +
-            `SLO TTFT ≤ ${s0.slo.ttftS} s, TPOT ≤ ${s0.slo.tpotS} s)\n\n`,
-        );
+        process.stdout.write(`compared ${results.length} variants of ${setup.base.name} (${runsInWords(results.map((r) => ({ name: r.name, summary: r.digest.summary })))})\n\n`);
         process.stdout.write(formatComparisonTable(resultsTable(results)));
         const front = frontierNames(results.map((r) => ({ name: r.name, summary: r.digest.summary })));
         process.stdout.write(`Pareto frontier on cost and SLO attainment: ${front.join(', ')}\n`);
@@ -67,6 +65,23 @@ export function registerCompare(program: Command): void {
         process.stderr.write(`${results.length} variant${results.length === 1 ? '' : 's'} in ${wall.toFixed(1)} s wall on ${where}\n`);
       }
     });
+}
+
+/**
+ * Seed, request count and SLO targets of the runs, once when they agree and per variant where they differ (a
+ * variant can change the seed, the workload or the targets: the table would otherwise compare unlike runs).
+ */
+export function runsInWords(runs: readonly { name: string; summary: Summary }[]): string {
+  const part = (what: (s: Summary) => string): string => {
+    const values = runs.map((r) => what(r.summary));
+    return new Set(values).size === 1 ? values[0]! : runs.map((r, i) => `${r.name}: ${values[i]}`).join(', ');
+  };
+  const slo = (s: Summary) => `TTFT ≤ ${s.slo.ttftS} s, TPOT ≤ ${s.slo.tpotS} s${s.tiers ? ' (untiered; tiers by their own)' : ''}`;
+  return [
+    `seed ${part((s) => String(s.seed))}`,
+    `requests ${part((s) => s.requests.total.toLocaleString('en-US'))}`,
+    `SLO ${part(slo)}`,
+  ].join('; ');
 }
 
 /** A path relative to the working folder when it is inside it (what a user can paste), else absolute. */

@@ -7,12 +7,12 @@ import type { Scenario } from '../../scenario/schema.ts';
 import { dist } from '../../metrics/stats.ts';
 import { loadScenario } from '../../scenario/load.ts';
 import { replay, type ReplayResult } from '../../live/replay.ts';
-import { formatLatency } from '../../report/format.ts';
+import { formatAttainment, formatLatency } from '../../report/format.ts';
 import { UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { openWorkload } from '../../workload/schema.ts';
 import { TRACE_FORMATS, type TraceRequest } from '../../workload/types.ts';
-import { collect, counterProgress, parseIntFlag, parseNumberFlag, prepareOutDir, scenarioFlags } from '../util.ts';
+import { collect, counterProgress, keptTransformsNote, parseIntFlag, parseNumberFlag, prepareOutDir, scenarioFlags } from '../util.ts';
 
 interface ReplayFlags {
   url: string;
@@ -37,7 +37,7 @@ export function registerReplay(program: Command): void {
     .requiredOption('--url <base>', 'base URL of the server, e.g. http://127.0.0.1:8080 (no /v1)')
     .option('--scenario <file>', 'scenario whose workload and SLO are used (default: the bundled scenarios/default.yaml)')
     .option('--set <path=value>', 'override a scenario field, e.g. workload.transforms.limit=500 (repeatable)', collect, [])
-    .option('--trace <file>', 'replace the scenario workload with this trace')
+    .option('--trace <file>', "replace the scenario's workload source with this trace (its transforms still apply)")
     .addOption(new Option('--trace-format <format>', 'format of --trace (default: detected from the header)').choices([...TRACE_FORMATS]))
     .option('--seed <n>', 'random seed (overrides the scenario; the same seed sends the requests simulate replays)')
     .option('--model <name>', "model field of every request (default: the request's own label, else the first model of /v1/models)")
@@ -55,6 +55,7 @@ export function registerReplay(program: Command): void {
       if (maxInFlight < 1) throw new UserError(`--max-in-flight: expected an integer ≥ 1, got '${o.maxInFlight}'`);
       const out = prepareOutDir('--out', resolve(o.out));
       const { scenario, baseDir } = loadScenario(scenarioFlags(o));
+      keptTransformsNote(o, scenario.workload);
       // The same stream of requests `simulate` replays for this scenario and seed.
       const workload = openWorkload(scenario.workload, new Rng(scenario.seed).fork('workload'), baseDir);
       const fallbackModel = o.model ?? (await firstServedModel(base, timeoutS));
@@ -125,7 +126,7 @@ export function registerReplay(program: Command): void {
                 `TTFT p50 ${formatLatency(b.ttft.p50)}, p99 ${formatLatency(b.ttft.p99)}; TPOT p50 ${formatLatency(b.tpot.p50)}, p99 ${formatLatency(b.tpot.p99)}; E2E p50 ${formatLatency(b.e2e.p50)}, p99 ${formatLatency(b.e2e.p99)} (client side${timeScale !== 1 ? `, ×${timeScale}` : ''})`,
               ]
             : []),
-          `SLO (TTFT ≤ ${b.slo.ttftS} s, TPOT ≤ ${b.slo.tpotS} s): ${(b.slo.attainment * 100).toFixed(1)}% attained`,
+          `SLO (TTFT ≤ ${b.slo.ttftS} s, TPOT ≤ ${b.slo.tpotS} s): ${b.requests.total > 0 ? `${formatAttainment(b.slo.attainment)} attained` : '–'}`,
           `sent late by p99 ${formatLatency(late.p99)}; ${wallS.toFixed(1)} s wall`,
           `wrote ${out}/summary.json, requests.csv`,
         ];

@@ -7,7 +7,7 @@ import { simulate } from '../../sim/simulator.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
 import { formatCommand, writeRunReport } from '../../report/run-report.ts';
 import { printSummary } from '../print.ts';
-import { collect, prepareOutDir, progressReporter, scenarioFlags } from '../util.ts';
+import { collect, keptTransformsNote, prepareOutDir, progressReporter, scenarioFlags } from '../util.ts';
 
 export function registerSimulate(program: Command): void {
   program
@@ -15,7 +15,7 @@ export function registerSimulate(program: Command): void {
     .description('Replay a workload against a modelled fleet and report latency, SLO attainment and cost')
     .option('--scenario <file>', 'scenario YAML (default: the bundled scenarios/default.yaml)')
     .option('--set <path=value>', 'override a scenario field, e.g. routing.policy=jsq (repeatable)', collect, [])
-    .option('--trace <file>', 'replace the scenario workload with this trace')
+    .option('--trace <file>', "replace the scenario's workload source with this trace (its transforms still apply)")
     .addOption(new Option('--trace-format <format>', 'format of --trace (default: detected from the header)').choices([...TRACE_FORMATS]))
     .addOption(new Option('--engine <mode>', 'fast: jump over unchanged decode runs; step: one event per iteration').choices(['fast', 'step']).default('fast'))
     .option('--seed <n>', 'random seed (overrides the scenario)')
@@ -25,6 +25,7 @@ export function registerSimulate(program: Command): void {
     .action(async (o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; engine: 'fast' | 'step'; seed?: string; out: string; report: boolean; quiet?: boolean }) => {
       const out = prepareOutDir('--out', resolve(o.out));
       const { scenario, baseDir } = loadScenario(scenarioFlags(o));
+      keptTransformsNote(o, scenario.workload);
       const progress = progressReporter(o.quiet ?? false);
       const t0 = performance.now();
       const res = simulate(scenario, baseDir, { mode: o.engine, onProgress: progress.update });

@@ -1,0 +1,28 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { summarize } from '../../src/metrics/summary.ts';
+import { run, scenarioFor, writeTrace } from '../helpers/sim.ts';
+
+test('peak instances is exact, not sampled: a two-second burst of instances between timeline rows still counts', () => {
+  const trace = writeTrace(Array.from({ length: 30 }, (_, i) => ({ t: i * 10, in: 100, out: 10 })));
+  const sc = scenarioFor(trace, {
+    scaling: { policy: 'scheduled', actions: [{ atS: 10, action: 'add', pool: 'p', count: 2 }, { atS: 12, action: 'drain', pool: 'p', count: 2 }] },
+    output: { timelineIntervalS: 100 },
+  });
+  const res = run(sc, 'fast');
+  const sampled = Math.max(...res.timeline.rows.map((r) => r.provisioning + r.ready + r.draining));
+  const s = summarize(res, 0);
+  assert.equal(s.fleet.instances, 3);
+  assert.equal(s.fleet.peakInstances, 3);
+  assert.ok(sampled < 3, `the 100-s timeline saw at most ${sampled}`);
+});
+
+test('a trace whose first request comes long after 0 s says the idle fleet is billed from 0 s, and how to start later', () => {
+  const late = summarize(run(scenarioFor(writeTrace([{ t: 28_800, in: 100, out: 10 }, { t: 28_801, in: 100, out: 10 }])), 'fast'), 0);
+  assert.ok(
+    late.notes.some((n) => /first request arrives at 28800 s; the fleet runs, and is billed, from 0 s\. --set workload\.transforms\.window\.startS=28800/.test(n)),
+    JSON.stringify(late.notes),
+  );
+  const early = summarize(run(scenarioFor(writeTrace([{ t: 5, in: 100, out: 10 }])), 'fast'), 0);
+  assert.deepEqual(early.notes, []);
+});
