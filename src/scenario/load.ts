@@ -79,14 +79,16 @@ export function applyScenarioFlags(raw: Record<string, unknown>, input: Scenario
  * that created its parent: `--set perf.calibrated=true` without a kind), otherwise on the file line.
  */
 export function validateScenario(doc: ConfigDoc, raw: Record<string, unknown>, overridden: readonly FlagOverride[]): Scenario {
+  // A flag's path has array indices as strings ('1'), the validator's as numbers (1).
+  const same = (a: PropertyKey | undefined, b: PropertyKey | undefined) => String(a) === String(b);
   const sourceFor = (p: readonly PropertyKey[]) => {
     let best: FlagOverride | undefined;
     const parent = p.slice(0, -1);
     for (const o of overridden) {
-      const covers = o.path.length <= p.length && o.path.every((k, i) => k === p[i]);
-      const sibling = parent.length > 0 && o.path.length > parent.length && parent.every((k, i) => k === o.path[i]) && doc.lineOf(parent) === undefined;
+      const covers = o.path.length <= p.length && o.path.every((k, i) => same(k, p[i]));
+      const sibling = parent.length > 0 && o.path.length > parent.length && parent.every((k, i) => same(k, o.path[i])) && !doc.has(parent);
       // The flag created the key at fault (`--set routing.options.migration.enabled=true` where the file has no `migration`).
-      const created = o.path.length > p.length && p.every((k, i) => k === o.path[i]) && !doc.has(p);
+      const created = o.path.length > p.length && p.every((k, i) => same(k, o.path[i])) && !doc.has(p);
       if ((covers || sibling || created) && (!best || o.path.length >= best.path.length)) best = o;
     }
     return best?.flag;

@@ -3,6 +3,9 @@ import { ConfigError } from '../util/errors.ts';
 import { formatPath } from '../util/config-file.ts';
 import type { Scenario } from './schema.ts';
 
+/** Tensor parallelism shards the attention heads (vLLM refuses a degree that does not divide them). */
+export const tpExpected = (model: string, heads: number) => `a divisor of ${model}'s ${heads} attention heads`;
+
 /** Where a scenario path was written: a file line, or the flag that set it. */
 export type Locate = (path: readonly PropertyKey[]) => { source?: string; line?: number };
 
@@ -12,7 +15,7 @@ export type Locate = (path: readonly PropertyKey[]) => { source?: string; line?:
  * `locate` (at load) names the file line or flag; without it the error names the field only.
  */
 export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locate = () => ({})): void {
-  const fail = (path: PropertyKey[], expected: string, got: string): never => {
+  const fail = (path: PropertyKey[], expected: string, got: unknown): never => {
     throw new ConfigError({ ...locate(path), path: formatPath(path), expected, got });
   };
   const entries: [PropertyKey[], { model: string; hardware: string }][] = [
@@ -24,6 +27,10 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
       if (!Object.hasOwn(table, e[field])) fail([...at, field], `a ${field} of the catalog: ${Object.keys(table).sort().join(', ')}`, e[field]);
     }
   }
+  sc.fleet.pools.forEach((p, i) => {
+    const heads = catalog.models[p.model]!.heads;
+    if (heads % p.tp !== 0) fail(['fleet', 'pools', i, 'tp'], tpExpected(p.model, heads), p.tp);
+  });
   const regions = new Set(sc.fleet.pools.map((p) => p.region));
   const named = [...regions].filter((r) => r !== '').sort();
   const expected = `a serving region of some pool (${named.length > 0 ? named.join(', ') : 'no pool sets `region`'})`;

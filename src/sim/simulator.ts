@@ -13,7 +13,7 @@ import type { PoolStatus } from '../policy/scaling/types.ts';
 import { queueOrders, type QueueOrderName } from '../policy/scheduling/registry.ts';
 import { parseQueueOrderOptions } from '../policy/scheduling/tier-queue.ts';
 import type { QueueOrderFactory } from '../policy/scheduling/types.ts';
-import { checkScenarioNames } from '../scenario/names.ts';
+import { checkScenarioNames, tpExpected } from '../scenario/names.ts';
 import { resolvedScaling, selectedOptions, type Scenario } from '../scenario/schema.ts';
 import { ConfigError, UserError, invariant } from '../util/errors.ts';
 import { Rng, hash32 } from '../util/rng.ts';
@@ -71,8 +71,8 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
     };
     const model = at(() => getModel(p.model, catalog));
     const hardware = at(() => getHardware(p.hardware, catalog));
-    // Tensor parallelism shards the attention heads (vLLM refuses a degree that does not divide them).
-    if (model.heads % p.tp !== 0) throw new ConfigError({ path: `fleet.pools[${i}].tp`, expected: `a divisor of ${p.model}'s ${model.heads} attention heads`, got: p.tp });
+    // Also checked at load (checkScenarioNames, with the file line or flag); this covers callers that skip it.
+    if (model.heads % p.tp !== 0) throw new ConfigError({ path: `fleet.pools[${i}].tp`, expected: tpExpected(p.model, model.heads), got: p.tp });
     const dep = { model, hardware, tp: p.tp, pp: p.pp };
     const e = { ...sc.engine, ...p.engine };
     if (e.kvCapacityTokens !== undefined && e.kvCapacityTokens < e.blockTokens) {

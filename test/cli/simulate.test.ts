@@ -167,7 +167,9 @@ test('bad flags exit 2: unknown engine mode, non-integer seed, malformed --set, 
     [['--engine', 'turbo'], /turbo/],
     [['--seed', 'x1'], /--seed/],
     [['--set', 'routing.policy'], /expected PATH=VALUE/],
-    [['--set', 'fleet.pools.0.tp=3'], /fleet\.pools\[0\]\.tp: expected a divisor of llama3\.1-8b's 32 attention heads, got 3/],
+    [['--set', 'fleet.pools.0.tp=3'], /^llmfleet: --set fleet\.pools\.0\.tp=3 fleet\.pools\[0\]\.tp: expected a divisor of llama3\.1-8b's 32 attention heads, got 3$/m],
+    // The flag created pools[1]: the missing model is its fault, not the file's.
+    [['--set', 'fleet.pools.1.count=3'], /^llmfleet: --set fleet\.pools\.1\.count=3 fleet\.pools\[1\]\.model: expected a value of type string/m],
     [['--set', 'fleet.pools.0.count=100000000'], /fleet\.pools\[0\]\.count: expected ≤ 1000000/],
   ];
   for (const [args, message] of cases) {
