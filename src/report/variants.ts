@@ -108,6 +108,15 @@ export interface ComparisonInput extends ScenarioInput {
  * Reads the scenario, takes its `variants:` list out, applies `--trace`/`--seed`/`--set` to the rest and
  * validates the base and every variant. Errors name the file and line, or the flag, and the variant.
  */
+/** One variant of a scenario's `variants:` list, exactly as `compare` runs it (`simulate --variant NAME`). */
+export function loadVariant(input: ScenarioInput, name: string): { scenario: Scenario; baseDir: string } {
+  if (input.file === undefined) throw new UserError(`--variant ${name}: give --scenario FILE, a scenario with a variants: list`);
+  const setup = loadComparison({ ...input, variants: [] });
+  const v = setup.variants.find((x) => x.name === name);
+  if (!v) throw new UserError(`--variant ${name}: ${setup.source} has no such variant; its variants: ${setup.variants.map((x) => x.name).join(', ')}`);
+  return { scenario: v.scenario, baseDir: setup.baseDir };
+}
+
 export function loadComparison(input: ComparisonInput): ComparisonSetup {
   const { doc, source } = readScenarioDoc(input.file, DEFAULT_COMPARE_SCENARIO);
   const { variants: rawVariants, ...rest } = doc.raw as Record<string, unknown>;

@@ -28,6 +28,13 @@ test('compare runs the bundled three-router comparison on a trace slice in worke
   assert.match(j.command, /^node bin\/llmfleet\.js compare --set workload\.transforms\.limit=300 --workers 2 --out /);
   const html = readFileSync(join(out, 'report.html'), 'utf8');
   assert.equal((html.match(/<svg/g) ?? []).length, 8, 'seven time/latency charts plus cost vs SLO');
+  // One variant again with simulate: the same run.
+  const one = cli('simulate', '--scenario', 'scenarios/compare-routers.yaml', '--variant', 'jsq', '--set', 'workload.transforms.limit=300', '--no-report', '--quiet', '--out', join(out, 'jsq'));
+  assert.equal(one.status, 0, one.stderr);
+  const s = JSON.parse(readFileSync(join(out, 'jsq', 'summary.json'), 'utf8'));
+  const { sim: _a, ...mine } = s;
+  const { sim: _b, ...theirs } = j.variants[2].summary;
+  assert.deepEqual(mine, theirs);
 });
 
 test('--variant flags on a trace give the same workload to every variant; the sequential path gives the same summaries', () => {

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { writeRunOutputs } from '../../metrics/write.ts';
 import { summarize } from '../../metrics/summary.ts';
 import { loadScenario } from '../../scenario/load.ts';
+import { loadVariant } from '../../report/variants.ts';
 import { simulate } from '../../sim/simulator.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
 import { formatCommand, writeRunReport } from '../../report/run-report.ts';
@@ -19,12 +20,13 @@ export function registerSimulate(program: Command): void {
     .addOption(new Option('--trace-format <format>', 'format of --trace (default: detected from the header)').choices([...TRACE_FORMATS]))
     .addOption(new Option('--engine <mode>', 'fast: jump over unchanged decode runs; step: one event per iteration').choices(['fast', 'step']).default('fast'))
     .option('--seed <n>', 'random seed (overrides the scenario)')
+    .option('--variant <name>', "run one variant of a scenario's variants: list, as compare runs it")
     .option('--out <dir>', 'output folder', 'out/simulate')
     .option('--no-report', 'skip report.html (charts take ≈0.5–1 s to render)')
     .option('--quiet', 'print nothing but errors')
-    .action(async (o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; engine: 'fast' | 'step'; seed?: string; out: string; report: boolean; quiet?: boolean }) => {
+    .action(async (o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; engine: 'fast' | 'step'; seed?: string; variant?: string; out: string; report: boolean; quiet?: boolean }) => {
       const out = prepareOutDir('--out', resolve(o.out));
-      const { scenario, baseDir } = loadScenario(scenarioFlags(o));
+      const { scenario, baseDir } = o.variant !== undefined ? loadVariant(scenarioFlags(o), o.variant) : loadScenario(scenarioFlags(o));
       keptTransformsNote(o, scenario.workload);
       const progress = progressReporter(o.quiet ?? false);
       const t0 = performance.now();
