@@ -60,6 +60,9 @@ interface Fitted {
 }
 
 function fitChecked(y: number[], opts: Record<string, number | boolean>, name: string): Fitted {
+  // A constant series has one right answer, and the package gets it wrong (all zeros: points like 4.6e-319 and
+  // 1e-31, p10 = p90): forecast the constant with a zero-width interval.
+  if (y.every((v) => v === y[0])) return { predict: (h) => [new Array<number>(h).fill(y[0]!), new Array<number>(h).fill(0)] };
   const Arima = loadArima();
   const scale = stdev(diff(y)) || stdev(y) || 1;
   const lo = Math.min(...y);

@@ -2,18 +2,22 @@ import { UserError } from '../util/errors.ts';
 import { FORECASTER_NAMES, SEASONAL, forecasters, type ForecasterName } from './registry.ts';
 import type { FitOptions, Forecast, Forecaster } from './types.ts';
 
-/** Accuracy of a forecast against what happened. Percent metrics are in % and skip zero actuals. */
+/**
+ * Accuracy of a forecast against what happened. Percent metrics are in %. Where a ratio is 0/0 (actual and
+ * forecast both 0) the point counts as no error in sMAPE and peak error; MAPE skips zero actuals.
+ */
 export interface Metrics {
   /** Mean absolute percentage error over non-zero actuals; null when every actual is 0. */
   mape: number | null;
-  /** Symmetric MAPE, 200·|f−a|/(|f|+|a|), over points where f and a are not both 0. */
+  /** Symmetric MAPE, 200·|f−a|/(|f|+|a|), a point where f and a are both 0 scoring 0; null only without points. */
   smape: number | null;
   rmse: number;
   /** RMSE / mean(actual) in % (OServe's RRMSE as the digest defines it); null when the mean is 0. */
   rrmse: number | null;
   /** Share of actuals inside [P10, P90], in %; a calibrated 80% interval scores ≈ 80. */
   coverage80: number;
-  /** |max forecast − max actual| / max actual over each window, in % (SageServe's ILP uses the window peak). */
+  /** |max forecast − max actual| / max actual over each window, in % (SageServe's ILP uses the window peak);
+   * a window whose actual and forecast peaks are both 0 scores 0; null when every window's actual peak is 0 otherwise. */
   peakError: number | null;
   points: number;
 }
@@ -23,11 +27,9 @@ export function score(windows: { actual: readonly number[]; forecast: Forecast }
   let ape = 0;
   let apeN = 0;
   let sape = 0;
-  let sapeN = 0;
-  let se = 0;
-  let sum = 0;
+  const errors: number[] = [];
+  const actuals: number[] = [];
   let inside = 0;
-  let n = 0;
   let peak = 0;
   let peakN = 0;
   for (const { actual, forecast } of windows) {
@@ -37,37 +39,50 @@ export function score(windows: { actual: readonly number[]; forecast: Forecast }
       const a = actual[i]!;
       const f = forecast.point[i]!;
       const e = f - a;
-      se += e * e;
-      sum += a;
-      n++;
+      errors.push(e);
+      actuals.push(a);
       if (a !== 0) {
         ape += Math.abs(e / a);
         apeN++;
       }
-      if (a !== 0 || f !== 0) {
-        sape += (2 * Math.abs(e)) / (Math.abs(a) + Math.abs(f));
-        sapeN++;
-      }
+      if (a !== 0 || f !== 0) sape += (2 * Math.abs(e)) / (Math.abs(a) + Math.abs(f));
       if (a >= forecast.p10[i]! && a <= forecast.p90[i]!) inside++;
       maxA = Math.max(maxA, a);
       maxF = Math.max(maxF, f);
     }
-    if (maxA > 0) {
-      peak += Math.abs(maxF - maxA) / maxA;
+    if (maxA > 0 || maxF === 0) {
+      peak += maxA > 0 ? Math.abs(maxF - maxA) / maxA : 0;
       peakN++;
     }
   }
-  const rmse = n ? Math.sqrt(se / n) : 0;
-  const meanA = n ? sum / n : 0;
+  const n = errors.length;
+  const rmse = rms(errors);
+  const meanA = mean(actuals);
   return {
     mape: apeN ? (100 * ape) / apeN : null,
-    smape: sapeN ? (100 * sape) / sapeN : null,
+    smape: n ? (100 * sape) / n : null,
     rmse,
     rrmse: meanA > 0 ? (100 * rmse) / meanA : null,
     coverage80: n ? (100 * inside) / n : 0,
     peakError: peakN ? (100 * peak) / peakN : null,
     points: n,
   };
+}
+
+/** Root mean square, scaled by the largest |x| first so that squares of huge values do not overflow. */
+function rms(xs: readonly number[]): number {
+  let m = 0;
+  for (const x of xs) m = Math.max(m, Math.abs(x));
+  if (m === 0) return 0;
+  let s = 0;
+  for (const x of xs) s += (x / m) ** 2;
+  return m * Math.sqrt(s / xs.length);
+}
+
+function mean(xs: readonly number[]): number {
+  let s = 0;
+  for (const x of xs) s += x / xs.length;
+  return s;
 }
 
 export interface BacktestOptions {

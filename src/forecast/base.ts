@@ -35,8 +35,11 @@ export function makeForecaster(name: string, core: ForecasterCore): Forecaster {
         const p = back(c.point[i]!);
         const lo = back(Math.min(c.p10[i]!, c.point[i]!));
         const hi = back(Math.max(c.p90[i]!, c.point[i]!));
-        if (!Number.isFinite(p) || !Number.isFinite(lo) || !Number.isFinite(hi)) {
+        if (!Number.isFinite(p)) {
           throw new UserError(`${name}: the fitted model diverged (non-finite forecast at step ${i + 1}); try another model or --log`);
+        }
+        if (!Number.isFinite(lo) || !Number.isFinite(hi)) {
+          throw new UserError(`${name}: the 80% interval overflowed at step ${i + 1} (point ${p}); try --log or rescale the series`);
         }
         out.point.push(Math.max(0, p));
         out.p50.push(Math.max(0, p));
@@ -48,6 +51,9 @@ export function makeForecaster(name: string, core: ForecasterCore): Forecaster {
   };
 }
 
+/** Largest value a series may hold: squared errors and variances of larger values overflow a double. */
+export const MAX_SERIES_VALUE = 1e100;
+
 export function validateHistory(name: string, y: readonly number[], min: number, opts: FitOptions): void {
   if (opts.period !== undefined && (!Number.isInteger(opts.period) || opts.period < 1)) {
     throw new UserError(`${name}: period must be an integer ≥ 1, got ${opts.period}`);
@@ -56,6 +62,7 @@ export function validateHistory(name: string, y: readonly number[], min: number,
     const v = y[i]!;
     if (!Number.isFinite(v)) throw new UserError(`${name}: series value ${i} is ${v}; expected a finite number`);
     if (v < 0) throw new UserError(`${name}: series value ${i} is ${v}; expected a value ≥ 0`);
+    if (v > MAX_SERIES_VALUE) throw new UserError(`${name}: series value ${i} is ${v}; expected at most ${MAX_SERIES_VALUE} (rescale the series)`);
   }
   if (y.length < min) {
     const season = opts.period && opts.period > 1 ? ` with period ${opts.period}` : '';

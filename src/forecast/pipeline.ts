@@ -1,5 +1,5 @@
 import { UserError } from '../util/errors.ts';
-import { backtest, candidatePeriods, score, selectModel, type Metrics, type Selection } from './backtest.ts';
+import { AUTO_MODELS, backtest, candidatePeriods, candidatesFor, score, selectModel, type Metrics, type Selection } from './backtest.ts';
 import { FORECASTER_NAMES, SEASONAL, forecasters, type ForecasterName } from './registry.ts';
 import type { Forecast } from './types.ts';
 
@@ -17,6 +17,8 @@ export interface RunOptions {
   logTransform?: boolean;
   seed?: number;
   folds?: number;
+  /** True where a value was filled in (--impute), one per value: such holdout points are not scored. */
+  imputed?: readonly boolean[];
 }
 
 export interface RunResult {
@@ -28,9 +30,13 @@ export interface RunResult {
   trainPoints: number;
   /** Holdout actuals (empty without --holdout). */
   actual: number[];
-  /** Against the holdout when there is one, else the rolling-origin backtest on the training part. */
-  metrics: Metrics;
-  metricsSource: 'holdout' | 'backtest';
+  /** One per holdout actual: false where it was imputed, so it is neither scored nor written as an actual. */
+  scored: boolean[];
+  /** Against the scored holdout points when there are any, else the rolling-origin backtest on the training
+   * part; null ('none') when neither can be had, with the reason in `note`. */
+  metrics: Metrics | null;
+  metricsSource: 'holdout' | 'backtest' | 'none';
+  note?: string;
   selection?: Selection;
 }
 
@@ -53,6 +59,7 @@ export function runForecast(values: readonly number[], o: RunOptions): RunResult
     // auto also tries a season seen only once before a backtest fold (seasonal naive needs no more); folds and
     // models that need more history (Holt-Winters: two seasons) are skipped by their own checks and listed.
     const tried = o.period !== undefined ? periods : candidatePeriods(o.stepS).filter((p) => train.length >= p + o.horizon);
+    checkAutoCanBacktest(train.length, o.horizon, tried, o.logTransform);
     selection = selectModel(train, { horizon: o.horizon, periods: tried, folds: o.folds ?? 3, logTransform: o.logTransform, seed: o.seed });
     ({ model, period, period2 } = selection.best);
   } else {
@@ -73,16 +80,42 @@ export function runForecast(values: readonly number[], o: RunOptions): RunResult
   const f = forecasters[model]();
   f.fit(train, fit);
   const forecast = f.forecast(o.horizon);
-  let metrics: Metrics;
-  let metricsSource: RunResult['metricsSource'];
-  if (actual.length > 0) {
-    const n = actual.length;
-    metrics = score([{ actual, forecast: { point: forecast.point.slice(0, n), p10: forecast.p10.slice(0, n), p50: forecast.p50.slice(0, n), p90: forecast.p90.slice(0, n) } }]);
-    metricsSource = 'holdout';
-  } else {
-    const row = selection?.table.find((r) => r.candidate.model === model && r.candidate.period === period && r.candidate.period2 === period2);
-    metrics = row?.metrics ?? backtest(forecasters[model], train, { horizon: o.horizon, folds: o.folds ?? 3, fit });
-    metricsSource = 'backtest';
+  const scored = actual.map((_, i) => !o.imputed?.[train.length + i]);
+  const run = { model, period, period2, forecast, trainPoints: train.length, actual, scored, selection };
+  if (actual.length > 0) return { ...run, ...holdoutMetrics(run) };
+  const row = selection?.table.find((r) => r.candidate.model === model && r.candidate.period === period && r.candidate.period2 === period2);
+  if (row?.metrics) return { ...run, metrics: row.metrics, metricsSource: 'backtest' };
+  const needs = forecasters[model]().minHistory(fit) + o.horizon;
+  if (train.length < needs) {
+    // A named model fits on far less history than a backtest of this horizon needs: forecast, say why unscored.
+    const note = `${train.length} points are too short to backtest ${model} over a ${o.horizon}-step horizon (needs ${needs}); use --holdout to score`;
+    return { ...run, metrics: null, metricsSource: 'none', note };
   }
-  return { model, period, period2, forecast, trainPoints: train.length, actual, metrics, metricsSource, selection };
+  return { ...run, metrics: backtest(forecasters[model], train, { horizon: o.horizon, folds: o.folds ?? 3, fit }), metricsSource: 'backtest' };
+}
+
+function holdoutMetrics(r: Pick<RunResult, 'actual' | 'scored' | 'forecast'>): Pick<RunResult, 'metrics' | 'metricsSource' | 'note'> {
+  const w = holdoutWindow(r);
+  const skipped = r.actual.length - w.actual.length;
+  if (w.actual.length === 0) return { metrics: null, metricsSource: 'none', note: `all ${skipped} holdout points were imputed: nothing to score` };
+  return { metrics: score([w]), metricsSource: 'holdout', note: skipped > 0 ? `${skipped} imputed holdout points not scored` : undefined };
+}
+
+/** The holdout's observed points and the forecast at those steps (imputed points are left out). */
+export function holdoutWindow(r: Pick<RunResult, 'actual' | 'scored' | 'forecast'>): { actual: number[]; forecast: Forecast } {
+  const keep = (xs: readonly number[]) => xs.slice(0, r.actual.length).filter((_, i) => r.scored[i]);
+  const f = r.forecast;
+  return { actual: keep(r.actual), forecast: { point: keep(f.point), p10: keep(f.p10), p50: keep(f.p50), p90: keep(f.p90) } };
+}
+
+/** auto chooses by backtest, so a series too short to backtest the horizon for every candidate is an error. */
+function checkAutoCanBacktest(n: number, horizon: number, periods: number[], logTransform?: boolean): void {
+  const needs = Math.min(
+    ...AUTO_MODELS.flatMap((m) => candidatesFor(m, periods).map((c) => forecasters[m]().minHistory({ period: c.period, period2: c.period2, logTransform }) + horizon)),
+  );
+  if (n < needs) {
+    throw new UserError(
+      `auto: ${n} training points are too short to backtest a ${horizon}-step horizon (the least any model needs is ${needs}); name a model with --model to forecast without backtest metrics, or shorten --horizon`,
+    );
+  }
 }

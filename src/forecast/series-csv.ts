@@ -1,18 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, UserError } from '../util/errors.ts';
+import { MAX_SERIES_VALUE } from './base.ts';
 
 /** A plain `timestamp_s,value` series: regular step, oldest first. */
 export interface SeriesData {
   timestampsS: number[];
   values: number[];
   stepS: number;
+  /** True where --impute filled a missing grid point (not an observation). */
+  imputed: boolean[];
 }
 
 /**
  * How to treat missing steps: 'error' (default) rejects a gap naming the line; 'linear' fills the missing
  * points by linear interpolation between its neighbours; 'zero' fills them with 0 (for count series where
- * an absent row means no arrivals). Anything else wrong (NaN, negative, unsorted, duplicate, uneven step
- * that is not a whole multiple) is always an error.
+ * an absent row means no arrivals), at most one filled point per data row. The step is the most common spacing;
+ * a row off its grid, NaN, negative, unsorted or duplicate is always an error.
  */
 export type Imputation = 'error' | 'linear' | 'zero';
 export const IMPUTATIONS: readonly Imputation[] = ['error', 'linear', 'zero'];
@@ -51,6 +54,7 @@ export function parseSeriesCsv(text: string, source: string, impute: Imputation 
     if (!Number.isFinite(t)) throw new ConfigError({ source, line, path: 'timestamp_s', expected: 'a finite number of seconds', got: cells[0]!.trim() });
     if (!Number.isFinite(v)) throw new ConfigError({ source, line, path: 'value', expected: 'a finite number', got: cells[1]!.trim() });
     if (v < 0) throw new ConfigError({ source, line, path: 'value', expected: 'a value ≥ 0', got: v });
+    if (v > MAX_SERIES_VALUE) throw new ConfigError({ source, line, path: 'value', expected: `a value ≤ ${MAX_SERIES_VALUE} (squares of larger values overflow; rescale the series)`, got: v });
     if (ts.length > 0 && t <= ts[ts.length - 1]!) {
       throw new ConfigError({ source, line, path: 'timestamp_s', expected: `a timestamp after ${ts[ts.length - 1]} (rows must be sorted, no duplicates)`, got: t });
     }
@@ -60,36 +64,117 @@ export function parseSeriesCsv(text: string, source: string, impute: Imputation 
   }
   if (ts.length < 2) throw new UserError(`${source}: expected at least 2 data rows "timestamp_s,value", got ${ts.length}`);
   const rows = lineOf.filter((l) => l >= 0);
-  // The step is the smallest spacing; every spacing must be a whole multiple of it (a gap) or equal.
-  let step = Infinity;
-  for (let i = 1; i < ts.length; i++) step = Math.min(step, ts[i]! - ts[i - 1]!);
-  const outT: number[] = [ts[0]!];
-  const outV: number[] = [vs[0]!];
-  for (let i = 1; i < ts.length; i++) {
-    const k = (ts[i]! - ts[i - 1]!) / step;
+  const step = inferStep(ts);
+  const origin = gridOrigin(ts, step);
+  const idx = ts.map((t, i) => {
+    const k = (t - origin) / step;
     const whole = Math.round(k);
-    if (Math.abs(k - whole) > 1e-6 * whole) {
-      throw new ConfigError({ source, line: rows[i], path: 'timestamp_s', expected: `a multiple of the ${step} s step after ${ts[i - 1]}`, got: ts[i]! });
+    if (Math.abs(k - whole) > GRID_TOLERANCE) {
+      throw new ConfigError({
+        source,
+        line: rows[i],
+        path: 'timestamp_s',
+        expected: `a time on the ${step} s grid through ${origin} (the step is the most common spacing; nearest ${origin + Math.floor(k) * step} or ${origin + Math.ceil(k) * step})`,
+        got: t,
+      });
     }
-    if (whole > 1) {
-      if (impute === 'error') {
-        throw new ConfigError({
-          source,
-          line: rows[i],
-          path: 'timestamp_s',
-          expected: `${ts[i - 1]! + step} (the next ${step} s step; ${whole - 1} missing, use --impute linear|zero to fill gaps)`,
-          got: ts[i]!,
-        });
-      }
-      for (let j = 1; j < whole; j++) {
-        outT.push(ts[i - 1]! + j * step);
-        outV.push(impute === 'zero' ? 0 : vs[i - 1]! + ((vs[i]! - vs[i - 1]!) * j) / whole);
-      }
-    }
-    outT.push(ts[i]!);
-    outV.push(vs[i]!);
+    return whole;
+  });
+  checkGaps(ts, idx, rows, step, source, impute);
+  return fill(ts, vs, idx, step, impute);
+}
+
+/** Most common spacing between consecutive rows (ties: the smaller), so one stray row cannot change the step. */
+function inferStep(ts: readonly number[]): number {
+  const gaps: number[] = [];
+  for (let i = 1; i < ts.length; i++) gaps.push(ts[i]! - ts[i - 1]!);
+  gaps.sort((a, b) => a - b);
+  const eps = timeEps(ts);
+  let best = gaps[0]!;
+  let bestN = 0;
+  for (let i = 0; i < gaps.length; ) {
+    let j = i;
+    while (j < gaps.length && gaps[j]! - gaps[i]! <= 1e-6 * gaps[i]! + 2 * eps) j++;
+    if (j - i > bestN) [best, bestN] = [gaps[(i + j - 1) >> 1]!, j - i];
+    i = j;
   }
-  return { timestampsS: outT, values: outV, stepS: step };
+  // A difference of two parsed times is off by up to ~eps (0.1 s at epoch times reads 0.10000002): round it
+  // to the decimal that rounding error cannot reach, so the grid does not drift over a long series.
+  const quantum = Math.min(10 ** Math.ceil(Math.log10(4 * eps)), 10 ** Math.floor(Math.log10(best * 1e-3)));
+  return Number((Math.round(best / quantum) * quantum).toPrecision(15));
+}
+
+/** A timestamp on the grid most rows share (the first row, unless that row is the stray one). */
+function gridOrigin(ts: readonly number[], step: number): number {
+  const count = new Map<number, { n: number; t: number }>();
+  let best = { n: 0, t: ts[0]! };
+  for (const t of ts) {
+    const k = (t - ts[0]!) / step;
+    const phase = Math.round((k - Math.floor(k)) * 1e4) % 1e4;
+    const c = count.get(phase) ?? { n: 0, t };
+    c.n++;
+    count.set(phase, c);
+    if (c.n > best.n) best = c;
+  }
+  return best.t;
+}
+
+/** Rounding error of a parsed timestamp of this series' magnitude, in seconds. */
+function timeEps(ts: readonly number[]): number {
+  return 4 * Number.EPSILON * Math.max(Math.abs(ts[0]!), Math.abs(ts[ts.length - 1]!), 1);
+}
+
+/** How far from a whole number of steps a row may be, in steps (1e-4: 6 ms on a 60 s step). */
+const GRID_TOLERANCE = 1e-4;
+
+/** Filling gaps may add at most one point per data row: beyond that the series is more guess than data. */
+function checkGaps(ts: readonly number[], idx: readonly number[], rows: readonly number[], step: number, source: string, impute: Imputation): void {
+  let total = 0;
+  let worst = 0; // row after the widest gap
+  let widest = 0;
+  for (let i = 1; i < ts.length; i++) {
+    const missing = idx[i]! - idx[i - 1]! - 1;
+    if (missing < 0) {
+      throw new ConfigError({ source, line: rows[i], path: 'timestamp_s', expected: `a timestamp a whole ${step} s step after ${ts[i - 1]}`, got: ts[i]! });
+    }
+    if (missing === 0) continue;
+    if (impute === 'error') {
+      throw new ConfigError({
+        source,
+        line: rows[i],
+        path: 'timestamp_s',
+        expected: `${ts[i - 1]! + step} (the next ${step} s step; ${missing} missing, use --impute linear|zero to fill gaps)`,
+        got: ts[i]!,
+      });
+    }
+    total += missing;
+    if (missing > widest) [worst, widest] = [i, missing];
+  }
+  if (total > ts.length) {
+    throw new ConfigError({
+      source,
+      line: rows[worst],
+      path: 'timestamp_s',
+      expected: `at most ${ts.length} imputed points in all (one per data row), but filling the ${step} s grid needs ${total}, ${widest} of them in the gap after ${ts[worst - 1]}; check that timestamp or write the missing rows`,
+      got: ts[worst]!,
+    });
+  }
+}
+
+function fill(ts: readonly number[], vs: readonly number[], idx: readonly number[], step: number, impute: Imputation): SeriesData {
+  const out: SeriesData = { timestampsS: [ts[0]!], values: [vs[0]!], stepS: step, imputed: [false] };
+  for (let i = 1; i < ts.length; i++) {
+    const whole = idx[i]! - idx[i - 1]!;
+    for (let j = 1; j < whole; j++) {
+      out.timestampsS.push(ts[i - 1]! + j * step);
+      out.values.push(impute === 'zero' ? 0 : vs[i - 1]! + ((vs[i]! - vs[i - 1]!) * j) / whole);
+      out.imputed.push(true);
+    }
+    out.timestampsS.push(ts[i]!);
+    out.values.push(vs[i]!);
+    out.imputed.push(false);
+  }
+  return out;
 }
 
 function num(s: string): number {

@@ -55,7 +55,7 @@ test('auto never sees the holdout: changing holdout values leaves the choice and
   assert.equal(a.model, b.model);
   assert.deepEqual(a.forecast, b.forecast);
   assert.equal(a.metricsSource, 'holdout');
-  assert.ok(b.metrics.mape! > a.metrics.mape!);
+  assert.ok(b.metrics!.mape! > a.metrics!.mape!);
 });
 
 test('without a holdout the metrics come from the rolling-origin backtest', () => {

@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { score, type Metrics } from '../../forecast/backtest.ts';
-import { MODEL_CHOICES, runForecast, type ModelChoice, type RunResult } from '../../forecast/pipeline.ts';
+import { holdoutWindow, MODEL_CHOICES, runForecast, type ModelChoice, type RunResult } from '../../forecast/pipeline.ts';
 import { buildSeries, parseGranularity, parseKeyFields, SERIES_METRICS, type SeriesMetric } from '../../forecast/series.ts';
 import { IMPUTATIONS, readSeriesCsv, type Imputation } from '../../forecast/series-csv.ts';
 import { fitWorkloadTypes, typeLabeller } from '../../forecast/workload-types.ts';
@@ -36,7 +36,19 @@ interface Named {
   t0: number;
   stepS: number;
   values: number[];
+  /** True where --impute filled the point in (--series only). */
+  imputed?: boolean[];
 }
+
+/** What was done to the input before fitting: printed, and recorded in metrics.json. */
+interface InputNote {
+  text: string;
+  json: Record<string, number>;
+}
+
+/** Flags read for one input kind only: given with the other they would be silently ignored. */
+const TRACE_ONLY = { granularity: '--granularity', metric: '--metric', key: '--key', traceFormat: '--trace-format' } as const;
+const SERIES_ONLY = { impute: '--impute' } as const;
 
 export function registerForecast(program: Command): void {
   program
@@ -65,6 +77,8 @@ export function registerForecast(program: Command): void {
       }
       const out = prepareOutDir('--out', resolve(o.out));
       if ((o.trace === undefined) === (o.series === undefined)) throw new UserError('forecast: give exactly one of --trace FILE or --series FILE');
+      if (o.series !== undefined) rejectGiven(cmd, TRACE_ONLY, 'only read with --trace (a --series file is already one series)');
+      else rejectGiven(cmd, SERIES_ONLY, 'only read with --series (trace buckets are never missing: an empty one is 0)');
       if (o.horizon === undefined) throw new UserError('forecast: --horizon N is required');
       const horizon = parseIntFlag('--horizon', o.horizon);
       const holdout = parseIntFlag('--holdout', o.holdout);
@@ -76,25 +90,34 @@ export function registerForecast(program: Command): void {
       if (period !== undefined && period < 1) throw new UserError(`--period: expected an integer ≥ 1, got ${period}`);
       if (folds < 1) throw new UserError(`--folds: expected an integer ≥ 1, got ${folds}`);
 
-      const inputs = o.series !== undefined ? [seriesInput(o.series, o.impute)] : traceInputs(o);
+      const { inputs, note } = o.series !== undefined ? seriesInput(o.series, o.impute) : traceInputs(o);
       const results: { input: Named; res: RunResult }[] = [];
       for (const input of inputs) {
-        const res = runForecast(input.values, { model: o.model, horizon, holdout, stepS: input.stepS, period, logTransform: o.log, seed, folds });
+        const res = runForecast(input.values, { model: o.model, horizon, holdout, stepS: input.stepS, period, logTransform: o.log, seed, folds, imputed: input.imputed });
         results.push({ input, res });
       }
 
       writeFileSync(join(out, 'forecast.csv'), forecastCsv(results));
-      writeFileSync(join(out, 'metrics.json'), JSON.stringify(metricsJson(results, o.model), null, 2) + '\n');
-      if (!o.quiet) printSummary(results, out);
+      writeFileSync(join(out, 'metrics.json'), JSON.stringify({ ...metricsJson(results, o.model), ...note.json }, null, 2) + '\n');
+      if (!o.quiet) printSummary(results, note, out);
     });
 }
 
-function seriesInput(path: string, impute: Imputation): Named {
-  const s = readSeriesCsv(path, impute);
-  return { key: 'series', t0: s.timestampsS[0]!, stepS: s.stepS, values: s.values };
+/** Rejects a flag given on the command line (not a default) that this input kind would silently ignore. */
+function rejectGiven(cmd: Command, flags: Record<string, string>, why: string): void {
+  for (const [k, flag] of Object.entries(flags)) {
+    if (cmd.getOptionValueSource(k) === 'cli') throw new UserError(`${flag}: ${why}`);
+  }
 }
 
-function traceInputs(o: Flags): Named[] {
+function seriesInput(path: string, impute: Imputation): { inputs: Named[]; note: InputNote } {
+  const s = readSeriesCsv(path, impute);
+  const n = s.imputed.filter(Boolean).length;
+  const text = n > 0 ? `filled ${n} missing ${s.stepS} s steps of ${s.values.length} points by --impute ${impute}` : '';
+  return { inputs: [{ key: 'series', t0: s.timestampsS[0]!, stepS: s.stepS, values: s.values, imputed: s.imputed }], note: { text, json: { imputedPoints: n } } };
+}
+
+function traceInputs(o: Flags): { inputs: Named[]; note: InputNote } {
   if (o.granularity === undefined) throw new UserError('forecast: --trace needs --granularity (e.g. 1m, 10m, 1h)');
   const stepS = parseGranularity(o.granularity);
   const keys = parseKeyFields(o.key ?? '');
@@ -108,8 +131,15 @@ function traceInputs(o: Flags): Named[] {
   }
   const all = buildSeries(source, { stepS, keys, typeOf });
   if (all.length === 0) throw new UserError(`${path}: the trace has no requests`);
-  // The trace ends inside its last bucket, which would read as a sudden drop: leave that bucket out.
-  return all.map((s) => ({ key: s.key, t0: s.startS, stepS, values: s[o.metric].length > 2 ? s[o.metric].slice(0, -1) : s[o.metric] }));
+  // The trace ends inside its last bucket, which would read as a sudden drop in load: leave that bucket out.
+  const buckets = all[0]!.requestsPerS.length;
+  if (buckets < 3) {
+    throw new UserError(`${path}: spans ${buckets} bucket(s) of ${o.granularity}; a forecast needs at least 2 whole ones after the partial last bucket (use a finer --granularity)`);
+  }
+  const dropped = Math.round(all.reduce((sum, s) => sum + s.requestsPerS[buckets - 1]! * stepS, 0));
+  const lastS = all[0]!.startS + (buckets - 1) * stepS;
+  const note = { text: `left out the last, partial ${o.granularity} bucket (from ${lastS} s; ${dropped} requests)`, json: { droppedLastBucketS: lastS, droppedRequests: dropped } };
+  return { inputs: all.map((s) => ({ key: s.key, t0: s.startS, stepS, values: s[o.metric].slice(0, -1) })), note };
 }
 
 function forecastCsv(results: { input: Named; res: RunResult }[]): string {
@@ -118,25 +148,26 @@ function forecastCsv(results: { input: Named; res: RunResult }[]): string {
     const f = res.forecast;
     for (let i = 0; i < f.point.length; i++) {
       const t = input.t0 + (res.trainPoints + i) * input.stepS;
-      const a = i < res.actual.length ? fmt(res.actual[i]!) : '';
-      rows.push([csvCell(input.key), i + 1, fmt(t), fmt(f.point[i]!), fmt(f.p10[i]!), fmt(f.p50[i]!), fmt(f.p90[i]!), a].join(','));
+      const a = i < res.actual.length && res.scored[i] ? fmt(res.actual[i]!) : ''; // an imputed point is no actual
+      rows.push([csvCell(input.key), i + 1, fmtTime(t, input), fmt(f.point[i]!), fmt(f.p10[i]!), fmt(f.p50[i]!), fmt(f.p90[i]!), a].join(','));
     }
   }
   return rows.join('\n') + '\n';
 }
 
 function metricsJson(results: { input: Named; res: RunResult }[], asked: ModelChoice) {
-  const entry = (r: RunResult, m: Metrics) => ({ ...m, model: r.model, period: r.period, period2: r.period2, source: r.metricsSource, trainPoints: r.trainPoints });
+  const entry = (r: RunResult, m: Metrics | null) => ({ ...(m ?? NO_METRICS), model: r.model, period: r.period, period2: r.period2, source: r.metricsSource, note: r.note, trainPoints: r.trainPoints });
   const models = [...new Set(results.map((r) => r.res.model))];
   // With several keys the top-level figures pool every key's holdout points (or are the single key's).
   const pooled =
     results.length === 1
       ? results[0]!.res.metrics
       : results.every((r) => r.res.metricsSource === 'holdout')
-        ? score(results.map((r) => ({ actual: r.res.actual, forecast: sliceForecast(r.res) })))
+        ? score(results.map((r) => holdoutWindow(r.res)))
         : undefined;
   return {
-    ...(pooled ?? { mape: null, smape: null, rmse: null, rrmse: null, coverage80: null, peakError: null }),
+    ...(pooled ?? NO_METRICS),
+    note: results.length === 1 ? results[0]!.res.note : undefined,
     model: models.length === 1 ? models[0] : 'per-key',
     requested: asked,
     source: results[0]!.res.metricsSource,
@@ -148,27 +179,43 @@ function metricsJson(results: { input: Named; res: RunResult }[], asked: ModelCh
   };
 }
 
-function sliceForecast(r: RunResult) {
-  const n = r.actual.length;
-  const f = r.forecast;
-  return { point: f.point.slice(0, n), p10: f.p10.slice(0, n), p50: f.p50.slice(0, n), p90: f.p90.slice(0, n) };
-}
+const NO_METRICS = { mape: null, smape: null, rmse: null, rrmse: null, coverage80: null, peakError: null };
 
-function printSummary(results: { input: Named; res: RunResult }[], out: string): void {
+function printSummary(results: { input: Named; res: RunResult }[], note: InputNote, out: string): void {
+  if (note.text) process.stdout.write(`${note.text}\n`);
   for (const { input, res } of results) {
-    const m = res.metrics;
-    const pct = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(1)}%`);
-    const where = res.metricsSource === 'holdout' ? `holdout of ${res.actual.length}` : 'rolling-origin backtest';
     process.stdout.write(
       `${input.key}: ${res.model}${res.period > 1 ? ` (period ${res.period}${res.period2 ? ` and ${res.period2}` : ''})` : ''}, fitted on ${res.trainPoints} points, ${res.forecast.point.length}-step forecast\n` +
-        `  ${where}: MAPE ${pct(m.mape)}  sMAPE ${pct(m.smape)}  RMSE ${m.rmse.toPrecision(4)}  80% coverage ${m.coverage80.toFixed(0)}%  peak error ${pct(m.peakError)}\n`,
+        `  ${metricsLine(res)}\n`,
     );
   }
   process.stdout.write(`wrote ${out}/forecast.csv, metrics.json\n`);
 }
 
+function metricsLine(res: RunResult): string {
+  const m = res.metrics;
+  if (m === null) return `no metrics: ${res.note}`;
+  const pct = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(1)}%`);
+  const where = res.metricsSource === 'holdout' ? `holdout of ${m.points}` : 'rolling-origin backtest';
+  const line = `${where}: MAPE ${pct(m.mape)}  sMAPE ${pct(m.smape)}  RMSE ${m.rmse.toPrecision(4)}  80% coverage ${m.coverage80.toFixed(0)}%  peak error ${pct(m.peakError)}`;
+  return res.note ? `${line} (${res.note})` : line;
+}
+
+/** A step's time to as many decimals as the series' start and step have: t0 + k·step without float noise
+ * (1700000000.5 + 3 × 0.1 is 1700000000.8000002 in binary). */
+function fmtTime(t: number, input: Named): string {
+  const d = Math.max(decimals(input.t0), decimals(input.stepS));
+  return d > 15 ? String(t) : t.toFixed(d).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+}
+
+function decimals(x: number): number {
+  const s = String(x);
+  return s.includes('e') ? Infinity : (s.split('.')[1]?.length ?? 0);
+}
+
+/** 12 significant digits, written in the shortest form that reads back as that value; integers exactly. */
 function fmt(v: number): string {
-  return Number.isInteger(v) ? String(v) : v.toPrecision(8).replace(/\.?0+$/, '');
+  return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(12)));
 }
 
 function csvCell(s: string): string {
