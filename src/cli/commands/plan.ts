@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { fleetYaml } from '../../optimize/joint-allocation/fleet-export.ts';
 import { dirname, join, resolve } from 'node:path';
 import { prepareOutDir } from '../util.ts';
@@ -12,7 +12,7 @@ import { loadProblem, MAX_DIM, MAX_TRIPLES, type Problem } from '../../optimize/
 import { describeHeadroom, parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
 import { ablationStudy, budgetSweep, capSweep, optimalityStudy, robustnessStudy, runtimeStudy, SENSITIVITY_GRIDS, sensitivityStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
 import { toLpString } from '../../optimize/highs.ts';
-import { runSimCheck, SIM_CHECK_DEFAULT_S, type SimCheck } from '../../optimize/joint-allocation/sim-check.ts';
+import { runSimCheck, SIM_CHECK_DEFAULT_S, SIM_CHECK_FILES, type SimCheck } from '../../optimize/joint-allocation/sim-check.ts';
 
 interface PlanFlags {
   problem?: string;
@@ -119,8 +119,11 @@ function printPlan(plan: Plan): void {
   }
   if (Object.keys(plan.gpusByTier).length) o.write(`GPUs: ${Object.entries(plan.gpusByTier).map(([k, v]) => `${k} ×${v}`).join(', ')}\n`);
   for (const d of plan.deployments) o.write(`  deploy ${d.model} on ${d.tier} TP${d.tp} PP${d.pp} (${d.gpus} GPU) for ${d.types.join(', ') || '(no type)'}\n`);
+  if (plan.perType.length) o.write('per type: delay/Δ and error/ε as (8i)/(8j) weigh them (by served share); per served query: their mean over served queries\n');
   for (const t of plan.perType) {
-    o.write(`  ${t.type.padEnd(20)} served ${(t.served * 100).toFixed(1).padStart(5)} %  delay ${fmt(t.delayS)}/${t.delaySloS} s  error ${fmt(t.error, 4)}/${t.errorSlo}\n`);
+    const perServed = t.delayPerServedS === null ? '-' : `${fmt(t.delayPerServedS)} s, ${fmt(t.errorPerServed, 4)}`;
+    o.write(`  ${t.type.padEnd(20)} served ${(t.served * 100).toFixed(1).padStart(5)} %  delay ${fmt(t.delayS)}/${t.delaySloS} s  error ${fmt(t.error, 4)}/${t.errorSlo}` +
+      `  per served query ${perServed}${t.servedOverSlo.length ? `  over SLO: ${t.servedOverSlo.join(', ')}` : ''}\n`);
   }
   if (!plan.feasible && plan.violations.length) o.write(`violations: ${plan.violations.slice(0, 5).map((v) => `${v.family} ${v.where}`).join('; ')}\n`);
   if (plan.headroom) {
@@ -282,7 +285,7 @@ export function registerPlan(program: Command): void {
     .option('--seed <n>', 'seed for --generate, AGH orderings and studies', '1')
     .option('--solver <name>', `one of ${SOLVERS.join(', ')}`, 'agh')
     .option('--time-limit <s>', 'MILP time limit in seconds (plan: default 600 as in the paper; studies: per solve, default 30, robustness 60; not for sensitivity): HiGHS\'s time per solve, presolve included; building the model is not counted, nor the re-solves that confirm and diagnose an infeasible result, and HiGHS can overrun it on large models')
-    .option('--bound-time-limit <s>', 'heuristics: MILP seconds spent for a bound to report the gap (0 = skip; skipped with a note when the MILP is too large)', '10')
+    .option('--bound-time-limit <s>', 'heuristics: MILP seconds spent for a bound to report the gap (0 = skip; skipped with a note when the MILP is too large); when it proves the problem infeasible, the diagnosis of --solver milp is printed too (its re-solves not counted)', '10')
     .option('--encoding <enc>', 'MILP encoding: paper (McCormick, default) or compact (exact, smaller)', 'paper')
     .option('--out <dir>', 'write plan.json (or study-<name>.json) here')
     .option('--write-lp <file>', 'write the MILP in CPLEX LP format')
@@ -298,7 +301,9 @@ export function registerPlan(program: Command): void {
     .option('--trace <file>', 'robustness study: trace for the diurnal replay (default the bundled Azure 2023 code sample; "none" skips it)')
     .option('--day <YYYY-MM-DD|busiest>', 'robustness study: the UTC day of the trace to replay (default: the busiest day of a multi-day trace, else the whole span)')
     .option('--headroom <d,s>', 'plan against demand × (1+d) and delay/error × (1+s), then report on the nominal coefficients (default off; robustness study: headroom of the AGH-H / GH-H / DM-H rows, default 0.2,0.25)')
-    .option('--sim-check [seconds]', `simulate the plan (its fleet and the problem's query types, default ${SIM_CHECK_DEFAULT_S} s of arrivals) and compare each type's simulated E2E with the plan's delay and Δ_i; writes sim-check/ under --out (else out/plan-sim-check)`)
+    .option('--sim-check [seconds]', `simulate the plan (its fleet and the problem's query types, default ${SIM_CHECK_DEFAULT_S} s of arrivals) and compare each type's simulated E2E with the plan's delay per served query and Δ_i; writes sim-check/ under --out (else out/plan-sim-check)`)
+    .addHelpText('after', '\nExit status: 0 whenever the solve ran, whatever the plan\'s status (infeasible and time-limit included: read\n' +
+      '"status" in the first line or plan.json); 2 for bad input (a flag, a problem file, an instance too large).')
     .action(async (mode: string | undefined, which: string | undefined, f: PlanFlags, cmd: Command) => {
       if (mode !== undefined && mode !== 'study') throw new UserError(`plan: unexpected argument ${JSON.stringify(mode)} (did you mean "plan study ${mode}"?)`);
       if (mode === 'study') checkStudyFlags(which, cmd);
@@ -338,6 +343,7 @@ export function registerPlan(program: Command): void {
       });
       printPlan(plan);
       if (f.out) {
+        removeConditionalOutputs(f.out);
         writeOut(f.out, 'plan.json', plan);
         // The plan as a simulator fleet, to check its SLO claims by simulation.
         writeFileSync(join(f.out, 'fleet.yaml'), fleetYaml(plan));
@@ -353,9 +359,23 @@ export function registerPlan(program: Command): void {
     });
 }
 
+/**
+ * What `plan --out` writes on some runs only (`--sim-check`): removed before a new plan.json is written, so none from
+ * an earlier run stays beside it (a run without --sim-check, or one whose check fails). Only the files plan writes:
+ * sim-check/ itself goes only when that leaves it empty.
+ */
+function removeConditionalOutputs(out: string): void {
+  const isFile = (p: string) => statSync(p, { throwIfNoEntry: false })?.isFile() ?? false;
+  if (isFile(join(out, 'sim-check.json'))) rmSync(join(out, 'sim-check.json'));
+  const dir = join(out, 'sim-check');
+  if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
+  for (const name of SIM_CHECK_FILES) if (isFile(join(dir, name))) rmSync(join(dir, name));
+  if (readdirSync(dir).length === 0) rmdirSync(dir);
+}
+
 function printSimCheck(check: SimCheck, dir: string): void {
   const s = (x: number | null) => (x === null ? '-' : x.toFixed(2));
-  const lines = [`sim-check: ${check.requests} requests over ${check.durationS} s simulated (${dir}/scenario.yaml)`];
+  const lines = [`sim-check: ${check.requests} requests over ${check.durationS} s simulated (${dir}/scenario.yaml); plan delay: its mean per served query`];
   lines.push('  type                 plan delay s   Δ s   sim mean E2E s   sim p95 E2E s   over Δ');
   for (const t of check.types) {
     lines.push(`  ${t.type.padEnd(20)} ${t.planDelayS.toFixed(2).padStart(12)} ${t.delaySloS.toFixed(2).padStart(6)} ${s(t.meanE2eS).padStart(16)} ${s(t.p95E2eS).padStart(15)} ${(t.overSlo * 100).toFixed(1).padStart(7)} %`);

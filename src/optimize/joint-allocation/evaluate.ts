@@ -28,17 +28,36 @@ export interface CostBreakdown {
   unmetPenalty: number; // C5
 }
 
+/**
+ * One query type of a plan. `delayS` and `error` are the left sides of the paper's (8i) and (8j), Σ x·D and Σ x·ē:
+ * weighted by the served share x, not averaged over served queries (digest §2.4: u carries zero delay and error), so
+ * leaving part of a type unserved dilutes them; the slacks are those rows' (what the MILP enforces).
+ * `delayPerServedS` and `errorPerServed` are what a served query sees on average (÷ served share) and
+ * `servedOverSlo` names the SLOs those exceed — a partly served type can meet (8i)/(8j) and still be listed there.
+ * A type served not at all (served 0) has no delay or error: the four values are null (its rows' value is 0, the
+ * slacks Δ_i and ε_i).
+ */
 export interface TypeReport {
   type: string;
   served: number;
   unserved: number;
-  delayS: number;
+  /** (8i)'s left side Σ x·D (s); null when served is 0. */
+  delayS: number | null;
   delaySloS: number;
   delaySlackS: number;
-  error: number;
+  /** (8j)'s left side Σ x·ē; null when served is 0. */
+  error: number | null;
   errorSlo: number;
   errorSlack: number;
+  /** [ours] Mean delay (s) and error of a served query, Σ x·D / Σ x and Σ x·ē / Σ x; null when served is 0. */
+  delayPerServedS: number | null;
+  errorPerServed: number | null;
+  /** [ours] The SLOs (Δ_i, ε_i) that the per-served-query means exceed; empty when within both or served is 0. */
+  servedOverSlo: ('delay' | 'error')[];
 }
+
+/** Below this served share a type counts as not served (plan.json's routing lists fractions above it only). */
+export const SERVED_EPS = 1e-9;
 
 export interface Evaluation {
   objective: number;
@@ -121,9 +140,13 @@ export function evaluate(c: Coefficients, a: Allocation): Evaluation {
     over('unserved-cap', `type ${ty.name} unserved`, u, ty.unservedCap);
     over('delay', `type ${ty.name} delay (s)`, delay, ty.delaySloS);
     over('error', `type ${ty.name} error`, err, ty.errorSlo);
+    const any = served > SERVED_EPS;
+    const delayPerServedS = any ? delay / served : null, errorPerServed = any ? err / served : null;
+    const exceeds = (v: number | null, slo: number) => v !== null && v > slo + TOL * Math.max(1, Math.abs(slo));
     perType.push({
-      type: ty.name, served, unserved: u, delayS: delay, delaySloS: ty.delaySloS, delaySlackS: ty.delaySloS - delay,
-      error: err, errorSlo: ty.errorSlo, errorSlack: ty.errorSlo - err,
+      type: ty.name, served, unserved: u, delayS: any ? delay : null, delaySloS: ty.delaySloS, delaySlackS: ty.delaySloS - delay,
+      error: any ? err : null, errorSlo: ty.errorSlo, errorSlack: ty.errorSlo - err, delayPerServedS, errorPerServed,
+      servedOverSlo: [...(exceeds(delayPerServedS, ty.delaySloS) ? ['delay' as const] : []), ...(exceeds(errorPerServed, ty.errorSlo) ? ['error' as const] : [])],
     });
   }
   for (let j = 0; j < J; j++) {

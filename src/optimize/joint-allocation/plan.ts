@@ -130,6 +130,19 @@ export function planFromAllocation(c: Coefficients, a: Allocation | null, base: 
     plan.boundSource = null;
     if (plan.status === 'optimal') plan.status = 'feasible';
   }
+  // (8i)/(8j) weight delay and error by the served share (the paper's rows, kept): a partly served type can meet them
+  // while its served queries are slower or less accurate than its SLO on average. Say which, with the numbers (a
+  // row that does not hold is a violation, reported as such).
+  const holds = (slack: number, slo: number) => slack >= -1e-6 * Math.max(1, slo);
+  const what = (t: TypeReport) => [
+    ...(t.servedOverSlo.includes('delay') && holds(t.delaySlackS, t.delaySloS) ? [`delay ${t.delayPerServedS!.toFixed(2)} s > Δ ${t.delaySloS} s`] : []),
+    ...(t.servedOverSlo.includes('error') && holds(t.errorSlack, t.errorSlo) ? [`error ${t.errorPerServed!.toFixed(4)} > ε ${t.errorSlo}`] : []),
+  ].join(', ');
+  const diluted = ev.perType.filter((t) => what(t) !== '');
+  if (diluted.length) {
+    plan.notes.push(`served queries over their SLO on average: ${diluted.map((t) => `${t.type} (${(t.served * 100).toFixed(1)} % served) ${what(t)}`).join('; ')}` +
+      ' — (8i)/(8j) weight delay and error by the served share, so serving part of a type meets them (docs/fidelity/joint-allocation.md, "Served-share weighting")');
+  }
   // The one place a plan that breaks an unserved cap ζ_i is flagged, whatever the solver: status infeasible
   // (never "optimal"/"feasible") and a note naming the types.
   const capped = ev.violations.filter((v) => v.family === 'unserved-cap').length > 0;
@@ -162,8 +175,8 @@ export async function solveCoefficients(c: Coefficients, opts: PlanOptions = {})
     plan.notes.push(...raw.notes);
     return plan;
   }
-  const bound = await boundRun(c, opts.boundTimeLimitS ?? 0, raw.notes, 'bound from MILP');
-  const plan = planFromAllocation(c, raw.allocation, { solver, solveSeconds: raw.solveSeconds, bound });
+  const { bound, infeasibility } = await boundRun(c, opts.boundTimeLimitS ?? 0, raw.notes, 'bound from MILP');
+  const plan = planFromAllocation(c, raw.allocation, { solver, solveSeconds: raw.solveSeconds, bound, ...(infeasibility ? { infeasibility } : {}) });
   plan.notes.push(...raw.notes);
   return plan;
 }
@@ -171,29 +184,31 @@ export async function solveCoefficients(c: Coefficients, opts: PlanOptions = {})
 /**
  * A heuristic's gap reference: the compact MILP's bound after `limitS` seconds (0: none); a note says how it ended.
  * The bound is optional: a MILP too large to build (`MilpTooLargeError`) or one HiGHS cannot load is skipped with
- * a note, and the heuristic's plan stands.
+ * a note, and the heuristic's plan stands. When the MILP proves the problem infeasible, `infeasibility` is the
+ * diagnosis `--solver milp` prints (`diagnoseInfeasible`: which constraint families bind).
  */
-async function boundRun(c: Coefficients, limitS: number, notes: string[], label: string, tail = ''): Promise<number | null> {
-  if (limitS <= 0) return null;
+async function boundRun(c: Coefficients, limitS: number, notes: string[], label: string, tail = ''): Promise<{ bound: number | null; infeasibility?: string }> {
+  if (limitS <= 0) return { bound: null };
   let r: Awaited<ReturnType<typeof solveMilp>>;
   try {
-    r = await solveMilp(c, { encoding: 'compact', timeLimitS: limitS, diagnose: false });
+    r = await solveMilp(c, { encoding: 'compact', timeLimitS: limitS });
   } catch (e) {
     if (e instanceof MilpTooLargeError) {
       const n = (v: number) => v.toLocaleString('en-US');
       notes.push(`bound skipped: the MILP would have ${n(e.size.vars)} variables and ${n(e.size.nonzeros)} nonzeros ` +
         `(limits ${n(MAX_MILP_VARS)} and ${n(MAX_MILP_NONZEROS)}); use --bound-time-limit 0 to silence this note`);
-      return null;
+      return { bound: null };
     }
     if (e instanceof UserError) {
       notes.push(`bound skipped: ${e.message}`);
-      return null;
+      return { bound: null };
     }
     throw e;
   }
   if (r.bound !== null) notes.push(`${label} (${r.status}, ${r.solveSeconds.toFixed(2)} s)${tail}`);
-  else notes.push(`${label}: none proven (${r.status}, ${r.solveSeconds.toFixed(2)} s); use --bound-time-limit 0 to skip the bound run`);
-  return r.bound;
+  else notes.push(`${label}: none proven (${r.status}, ${r.solveSeconds.toFixed(2)} s)` +
+    (r.infeasibility ? ': the problem has no feasible plan, diagnosed as --solver milp does' : '; use --bound-time-limit 0 to skip the bound run'));
+  return { bound: r.bound, ...(r.infeasibility ? { infeasibility: r.infeasibility.message } : {}) };
 }
 
 interface RawSolve {
@@ -280,12 +295,13 @@ async function solveWithHeadroom(c: Coefficients, h: Headroom, opts: PlanOptions
     if (!r.ok) notes.push('nominal re-routing failed (LP solver); routing is the inflated plan\'s, scored on the nominal coefficients');
   }
   const solveSeconds = raw.solveSeconds + (performance.now() - t0) / 1000;
-  const bound = solver === 'milp' ? null : await boundRun(c, opts.boundTimeLimitS ?? 0, notes, 'bound from the nominal MILP', ': the gap is the price of headroom plus the heuristic\'s own gap');
+  const { bound, infeasibility } = solver === 'milp' ? { bound: null } : await boundRun(c, opts.boundTimeLimitS ?? 0, notes, 'bound from the nominal MILP', ': the gap is the price of headroom plus the heuristic\'s own gap');
+  const why = raw.infeasibility ?? infeasibility; // the inflated MILP's diagnosis, else the nominal bound run's
   const inflatedGap = raw.bound !== null && inflated ? Math.max(0, (inflated.objective - raw.bound) / Math.max(Math.abs(inflated.objective), 1e-9)) : null;
   const plan = planFromAllocation(c, nominal, {
     solver, solveSeconds, bound,
     ...(raw.milp ? { status: raw.status!, milp: raw.milp, gap: null } : {}),
-    ...(raw.infeasibility ? { infeasibility: raw.infeasibility } : {}),
+    ...(why ? { infeasibility: why } : {}),
   });
   plan.headroom = {
     demand: h.demand, slo: h.slo,

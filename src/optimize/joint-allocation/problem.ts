@@ -55,7 +55,9 @@ export const PP_DEPTHS = [1, 2, 4] as const;
 const L = LIMITS;
 const queryType = z.object({
   name: z.string().min(1),
-  arrivalsPerHour: z.number().min(0).max(L.arrivalsPerHour),   // λ_i
+  // λ_i > 0: a type with no arrivals would still pay its unmet penalty T·φ_i·u_i and its delay penalty (neither scales
+  // with λ in (8a)), so zeroing a type's rate to drop it buys GPUs for nothing; the message says to remove it.
+  arrivalsPerHour: z.number().max(L.arrivalsPerHour).refine((v) => v > 0, { message: '> 0 arrivals per hour (a type with λ = 0 still pays its unmet and delay penalties in (8a); to drop a type, remove it from types)' }),
   inputTokens: z.number().min(0).max(L.tokens),                // h_i
   outputTokens: z.number().min(0).max(L.tokens),               // f_i
   delaySloS: z.number().positive().max(L.delaySloS),           // Δ_i

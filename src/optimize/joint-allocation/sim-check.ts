@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { scenarioSchema, type Scenario } from '../../scenario/schema.ts';
 import { simulate } from '../../sim/simulator.ts';
-import { UserError } from '../../util/errors.ts';
+import { invariant, UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { catalogModelId, planToFleet } from './fleet-export.ts';
 import { getModel } from '../../model/catalog.ts';
@@ -22,12 +22,16 @@ import type { Problem } from './problem.ts';
  * reads shrink, KV and FLOPs do not (the tier's higher P_k is not modelled). Two pairs of the same model, hardware,
  * precision and TP/PP serve the same model id, so the router (`jsq`) splits between them, not the plan.
  *
- * The plan's delay is the paper's per-query model (prefill + decode under TP/PP, no batching or queueing) and its
+ * The plan's delay is its mean over served queries (the paper's per-query model: prefill + decode under TP/PP, no
+ * batching or queueing; (8i)'s served-share-weighted sum would understate it for a partly served type) and its
  * compute row (8g) admits up to η of peak FLOPs; the simulation adds continuous batching, queueing and the
  * calibrated roofline's efficiencies, so the two can differ in either direction.
  */
 
 export const SIM_CHECK_DEFAULT_S = 600;
+
+/** The files `runSimCheck` writes into its folder. */
+export const SIM_CHECK_FILES = ['scenario.yaml', 'trace.csv', 'catalog.yaml'] as const;
 
 export interface SimCheckOptions {
   /** Seconds of arrivals (default SIM_CHECK_DEFAULT_S). */
@@ -37,7 +41,10 @@ export interface SimCheckOptions {
 
 export interface TypeCheck {
   type: string;
-  /** The plan's expected per-query delay and the type's SLO Δ_i, seconds. */
+  /**
+   * The plan's mean delay of a served query (`TypeReport.delayPerServedS`, the paper's per-query model), comparable
+   * with the simulated E2E — not (8i)'s Σ x·D, which is diluted by the served share — and the type's SLO Δ_i, seconds.
+   */
   planDelayS: number;
   delaySloS: number;
   requests: number;
@@ -139,9 +146,11 @@ export function runSimCheck(problem: Problem, plan: Plan, dir: string, o: SimChe
       if (d > type.delaySloS) over++;
     }
     e2e.sort((a, b) => a - b);
+    const planDelayS = plan.perType[i]!.delayPerServedS;
+    invariant(planDelayS !== null, `sim-check: type ${type.name} has requests but the plan serves none of it`);
     types.push({
       type: type.name,
-      planDelayS: plan.perType[i]!.delayS,
+      planDelayS,
       delaySloS: type.delaySloS,
       requests,
       completed: e2e.length,

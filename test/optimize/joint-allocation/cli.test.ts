@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -138,4 +138,50 @@ test('a plan without a solution prints "objective none (…)", not "$-"', async 
   const r = cli(['--problem', join(dir, 'bad.json'), '--solver', 'milp', '--time-limit', '10']);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^solver milp {2}status infeasible {2}objective none \(no feasible plan found\) {2}solve/);
+});
+
+test('llmfleet plan prints (8i)/(8j) and the per-served-query delay and error, flags types over their SLO, and "-" for an unserved type', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plan-cli-'));
+  const m = cli(['--generate', '3,3,3', '--seed', '1', '--solver', 'milp', '--time-limit', '20']);
+  assert.equal(m.status, 0, m.stderr);
+  assert.match(m.stdout, /^per type: delay\/Δ and error\/ε as \(8i\)\/\(8j\) weigh them \(by served share\); per served query: their mean over served queries$/m);
+  assert.match(m.stdout, /^ {2}math-solving +served {2}55\.1 % {2}delay 5\.51\/8\.59 s {2}error 0\.0291\/0\.0291 {2}per served query 10\.00 s, 0\.0528 {2}over SLO: delay, error$/m);
+  assert.match(m.stdout, /^ {2}summarization +served 100\.0 % {2}delay 1\.98\/6\.12 s {2}error 0\.0505\/0\.0523 {2}per served query 1\.98 s, 0\.0505$/m);
+  assert.match(m.stdout, /^note: served queries over their SLO on average: math-solving \(55\.1 % served\) delay 10\.00 s > Δ 8\.59 s/m);
+  const d = cli(['--generate', '3,3,3', '--seed', '1', '--solver', 'dvr', '--bound-time-limit', '0', '--out', dir]);
+  assert.equal(d.status, 0, d.stderr);
+  assert.match(d.stdout, /^ {2}math-solving +served {3}0\.0 % {2}delay -\/8\.59 s {2}error -\/0\.0291 {2}per served query -$/m);
+  const t = JSON.parse(readFileSync(join(dir, 'plan.json'), 'utf8')).perType.find((x: { type: string }) => x.type === 'math-solving');
+  assert.deepEqual([t.served, t.delayS, t.error, t.delayPerServedS, t.errorPerServed, t.servedOverSlo], [0, null, null, null, null, []]);
+});
+
+test('llmfleet plan --out: a run without --sim-check leaves no sim-check output of an earlier run (files of the user kept)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plan-cli-'));
+  const args = ['--generate', '3,3,3', '--seed', '2', '--solver', 'gh', '--bound-time-limit', '0', '--out', dir];
+  assert.equal(cli([...args, '--sim-check', '10']).status, 0);
+  assert.ok(existsSync(join(dir, 'sim-check.json')) && existsSync(join(dir, 'sim-check', 'trace.csv')));
+  const r = cli(args);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(!existsSync(join(dir, 'sim-check.json')), 'stale sim-check.json');
+  assert.ok(!existsSync(join(dir, 'sim-check')), 'stale sim-check/');
+  assert.ok(existsSync(join(dir, 'plan.json')) && existsSync(join(dir, 'problem.json')) && existsSync(join(dir, 'fleet.yaml')));
+  assert.equal(cli([...args, '--sim-check', '10']).status, 0);
+  writeFileSync(join(dir, 'sim-check', 'mine.txt'), 'x');
+  assert.equal(cli(args).status, 0);
+  assert.deepEqual(readdirSync(join(dir, 'sim-check')), ['mine.txt']);
+  assert.ok(!existsSync(join(dir, 'sim-check.json')));
+});
+
+test('llmfleet plan: a zero-rate type is exit 2 naming the field; an infeasible heuristic plan prints the MILP diagnosis; the exit status is documented', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plan-cli-'));
+  const example = readFileSync('scenarios/plan-example.yaml', 'utf8');
+  const zero = join(dir, 'zero.yaml');
+  writeFileSync(zero, example.replace(/arrivalsPerHour: \d+/g, 'arrivalsPerHour: 0'));
+  oneLine(cli(['--problem', zero, '--solver', 'milp']), /zero\.yaml:\d+ types\[0\]\.arrivalsPerHour: expected > 0 arrivals per hour .*remove it from types\), got 0$/, 'zero demand');
+  const tight = join(dir, 'tight.yaml');
+  writeFileSync(tight, example.replace(/^budgetUsd: .*$/m, 'budgetUsd: 1').replace(/unservedCap: 1/g, 'unservedCap: 0'));
+  const h = cli(['--problem', tight, '--solver', 'agh', '--bound-time-limit', '10']);
+  assert.equal(h.status, 0, h.stderr); // a solved problem, infeasible: exit 0 (documented in --help)
+  assert.match(h.stdout, /^solver agh {2}status infeasible .*\ninfeasible: relaxing any one of \[unserved-cap, budget\] restores feasibility/);
+  assert.match(cli(['--help']).stdout, /Exit status: 0 whenever the solve ran, whatever the plan's status \(infeasible and time-limit included/);
 });

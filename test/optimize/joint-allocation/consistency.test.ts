@@ -23,7 +23,7 @@ const SEED = Number(process.env.CONSISTENCY_SEED ?? 20261125);
 
 // ---------- instances ----------
 
-const PERTURBATIONS = ['tight-budget', 'tiny-memory', 'strict-delay', 'strict-error', 'zero-demand', 'small-storage', 'options', 'configs',
+const PERTURBATIONS = ['tight-budget', 'tiny-memory', 'strict-delay', 'strict-error', 'tiny-demand', 'small-storage', 'options', 'configs',
   'free-tier', 'zero-tokens', 'penalty-scale', 'unserved-cap', 'exact-fit'] as const;
 type Perturbation = (typeof PERTURBATIONS)[number];
 
@@ -61,7 +61,8 @@ function buildInstance(inst: Instance): Problem {
       case 'tiny-memory': for (const t of p.tiers) t.memoryGb = r(t.memoryGb * (0.02 + 0.5 * f)); break;
       case 'strict-delay': for (const t of p.types) t.delaySloS = r(t.delaySloS * (0.01 + 0.5 * f)); break;
       case 'strict-error': for (const t of p.types) t.errorSlo = r(t.errorSlo * 0.8 * f); break;
-      case 'zero-demand': p.types[which % p.types.length]!.arrivalsPerHour = 0; break;
+      // λ = 0 is rejected by the schema (remove the type instead); the smallest demand it takes is any λ > 0.
+      case 'tiny-demand': p.types[which % p.types.length]!.arrivalsPerHour = 1e-3; break;
       case 'small-storage': p.storageCapGb = r(p.storageCapGb * 0.3 * f); break;
       case 'options':
         p.options = {
@@ -199,8 +200,15 @@ function checkPlan(p: Problem, plan: Plan, opts: { unservedCap?: boolean } = {})
     // (8i), (8j): the digest's type-level weighted rows.
     leq(`type ${ty.name} delay SLO (8i)`, delay, ty.delaySloS);
     leq(`type ${ty.name} error SLO (8j)`, err, ty.errorSlo);
-    if (!within(rep.delayS, delay)) bad(`type ${ty.name}: perType.delayS ${rep.delayS} ≠ ${delay}`);
-    if (!within(rep.error, err)) bad(`type ${ty.name}: perType.error ${rep.error} ≠ ${err}`);
+    // The rows' values, and the means per served query; null for a type served not at all.
+    if (served <= 1e-9) {
+      if (rep.delayS !== null || rep.error !== null || rep.delayPerServedS !== null || rep.errorPerServed !== null) bad(`type ${ty.name}: not served, but a delay or error is reported`);
+    } else {
+      if (!within(rep.delayS ?? NaN, delay)) bad(`type ${ty.name}: perType.delayS ${rep.delayS} ≠ ${delay}`);
+      if (!within(rep.error ?? NaN, err)) bad(`type ${ty.name}: perType.error ${rep.error} ≠ ${err}`);
+      if (!within(rep.delayPerServedS ?? NaN, delay / served)) bad(`type ${ty.name}: perType.delayPerServedS ${rep.delayPerServedS} ≠ ${delay / served}`);
+      if (!within(rep.errorPerServed ?? NaN, err / served)) bad(`type ${ty.name}: perType.errorPerServed ${rep.errorPerServed} ≠ ${err / served}`);
+    }
   }
   // Per pair: memory (8f) weights + KV after sharding, compute (8g).
   for (const d of dep.values()) {

@@ -125,3 +125,22 @@ test('a truncated JSON problem file is reported as invalid JSON with its line', 
   rejects(tempFile('p.json', text.slice(0, 300)), /p\.json:\d+: expected valid JSON, got /);
   rejects(tempFile('p.yaml', 'budgetUsd: [1, 2\n'), /p\.yaml:\d+: expected valid YAML, got /);
 });
+
+// A type with λ = 0 still pays its unmet penalty T·φ·u and its delay penalty (neither scales with λ in (8a)): on the
+// bundled example with every λ = 0 the MILP rented 2 GPUs and charged $5.78 of delay penalty for serving nothing.
+test('a query type with arrivalsPerHour 0 (or below) is rejected naming the field and how to drop the type', () => {
+  const p = generateProblem(2, 2, 2, 1);
+  for (const rate of [0, -3]) {
+    rejects(tempFile('p.json', JSON.stringify({ ...p, types: [p.types[0]!, { ...p.types[1]!, arrivalsPerHour: rate }] }, null, 1)),
+      new RegExp(`p\\.json:\\d+ types\\[1\\]\\.arrivalsPerHour: expected > 0 arrivals per hour .*to drop a type, remove it from types\\), got ${rate}$`));
+  }
+  assert.equal(parseProblem({ ...p, types: [p.types[0]!, { ...p.types[1]!, arrivalsPerHour: 1e-3 }] }).types[1]!.arrivalsPerHour, 1e-3);
+});
+
+test('the generator never produces a type with no arrivals (sizes past the six archetypes cycle with fresh draws)', () => {
+  for (const [I, J, K] of [[1, 1, 1], [6, 6, 10], [20, 3, 3], [45, 2, 2]] as const) {
+    for (let seed = 1; seed <= 5; seed++) {
+      for (const t of generateProblem(I, J, K, seed).types) assert.ok(t.arrivalsPerHour >= 1000, `(${I},${J},${K}) seed ${seed} ${t.name}: λ ${t.arrivalsPerHour}`);
+    }
+  }
+});
