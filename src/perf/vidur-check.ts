@@ -22,9 +22,10 @@ import type { BatchShape, Deployment, PerfModel } from './types.ts';
  * half a one-token step of a one-layer model (two all-reduces per layer) whose hidden vector is B bytes.
  *
  * Per row group (one layer shape and TP, or one node and GPU count) the rows are sorted by tokens or bytes and
- * alternate rows go to training and test. Per GPU the layer factors (compute, memory) are fitted on the training
- * rows, and per node the link factors (comm, hop latency), minimising mean |log(predicted / measured)| as
- * `calibrate` does; the error is reported on the test rows for the default, the calibrated and the fitted factors.
+ * alternate rows go to training and test. Per GPU the layer factors (compute, memory, and a fixed latency per
+ * layer that the roofline itself lacks) are fitted on the training rows, and per node the link factors (comm, hop
+ * latency), minimising mean |log(predicted / measured)| as `calibrate` does; the error is reported on the test
+ * rows for the default, the calibrated and the fitted factors.
  */
 
 /** Vidur's GPU folder names → catalog devices (its A100 profiles are from 80 GB DGX A100s). */
