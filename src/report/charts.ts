@@ -33,10 +33,14 @@ export function reportCharts(runs: readonly ReportRun[]): ChartSpec[] {
   const names = runs.map((r) => r.name);
   const color = colorEncoding(names);
   const time = timeAxis(runs);
-  const slo = runs[0]?.digest.summary.slo;
+  // An SLO line only where every run has the same target (a variant may change it).
+  const shared = (pick: (s: ReportRun['digest']['summary']['slo']) => number) => {
+    const v = [...new Set(runs.map((r) => pick(r.digest.summary.slo)))];
+    return v.length === 1 ? v[0] : undefined;
+  };
   const charts: ChartSpec[] = [
-    cdfChart('ttft-cdf', 'TTFT', 'time to first token', runs, (d) => d.cdf.ttft, color, slo?.ttftS),
-    cdfChart('tpot-cdf', 'TPOT', 'time per output token after the first', runs, (d) => d.cdf.tpot, color, slo?.tpotS),
+    cdfChart('ttft-cdf', 'TTFT', 'time to first token', runs, (d) => d.cdf.ttft, color, shared((s) => s.ttftS)),
+    cdfChart('tpot-cdf', 'TPOT', 'time per output token after the first', runs, (d) => d.cdf.tpot, color, shared((s) => s.tpotS)),
     cdfChart('e2e-cdf', 'E2E', 'end-to-end latency', runs, (d) => d.cdf.e2e, color, undefined),
     arrivalsChart(runs, color, time),
     instancesChart(runs, time),
@@ -126,22 +130,29 @@ function timeRows(runs: readonly ReportRun[], time: TimeAxis, pick: (p: Timeline
 
 function arrivalsChart(runs: readonly ReportRun[], color: ColorEnc, time: TimeAxis): ChartSpec {
   const first = runs[0];
-  const arrivals = first ? first.digest.timeline.map((p) => ({ t: p.tS / time.div, rate: p.arrivalsPerS })) : [];
+  // Variants share one workload unless one changed the seed or the workload: then each run's arrivals are drawn.
+  const same = runs.every((r) => r.digest.workload === first!.digest.workload);
+  const arrivals = same && first ? first.digest.timeline.map((p) => ({ t: p.tS / time.div, rate: p.arrivalsPerS })) : [];
   const x = { field: 't', type: 'quantitative', title: time.title, ...time.scale };
+  const rate = { field: 'rate', type: 'quantitative', title: 'arrivals (req/s)', ...time.scale };
   return {
     id: 'arrivals-capacity',
     title: 'Arrivals vs capacity',
-    caption: 'Grey area: request arrival rate (left axis, the same workload for every variant). Lines: serving instances, ready or draining (right axis).',
+    caption: same
+      ? `Grey area: request arrival rate (left axis${runs.length > 1 ? ', the same workload for every variant' : ''}). Lines: serving instances, ready or draining (right axis).`
+      : "Dashed lines: each variant's request arrival rate (left axis; the variants' workloads differ). Solid lines: serving instances, ready or draining (right axis).",
     spec: {
       config: CONFIG,
       width: WIDTH,
       height: HEIGHT,
       layer: [
-        {
-          data: { values: arrivals },
-          mark: { type: 'area', color: '#c7c7c7', interpolate: 'step-before' },
-          encoding: { x, y: { field: 'rate', type: 'quantitative', title: 'arrivals (req/s)', ...time.scale } },
-        },
+        same
+          ? { data: { values: arrivals }, mark: { type: 'area', color: '#c7c7c7', interpolate: 'step-before' }, encoding: { x, y: rate } }
+          : {
+              data: { values: runs.flatMap((r) => r.digest.timeline.map((p) => ({ variant: r.name, t: p.tS / time.div, rate: p.arrivalsPerS }))) },
+              mark: { type: 'line', interpolate: 'step-before', strokeDash: [4, 3], strokeWidth: 1 },
+              encoding: { x, y: rate, color },
+            },
         {
           data: { values: timeRows(runs, time, (p) => p.ready + p.draining) },
           mark: { type: 'line', interpolate: 'step-before', strokeWidth: 2 },
@@ -254,10 +265,13 @@ function tierChart(runs: readonly ReportRun[], color: ColorEnc): ChartSpec {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([tier, b]) => ({ variant: r.name, tier, violation: 1 - b.slo.attainment })),
   );
+  const none = values.every((v) => v.violation === 0);
   return {
     id: 'tier-violations',
     title: 'SLO violations per tier',
-    caption: "Share of each tier's requests that missed their SLO (dropped and unfinished requests count as misses).",
+    caption:
+      "Share of each tier's requests that missed their SLO (dropped and unfinished requests count as misses)." +
+      (none ? ' Every request met its tier’s SLO: no bars.' : ''),
     spec: {
       config: CONFIG,
       width: WIDTH,
@@ -267,7 +281,8 @@ function tierChart(runs: readonly ReportRun[], color: ColorEnc): ChartSpec {
       encoding: {
         x: { field: 'tier', type: 'nominal', title: 'tier', axis: { labelAngle: 0 } },
         xOffset: { field: 'variant', type: 'nominal', sort: runs.map((r) => r.name) },
-        y: { field: 'violation', type: 'quantitative', title: 'requests missing the SLO', axis: { format: '%' } },
+        // All zero: a 0–1 % axis rather than one "0.000000%" label.
+        y: { field: 'violation', type: 'quantitative', title: 'requests missing the SLO', axis: { format: '%' }, ...(none ? { scale: { domain: [0, 0.01] } } : {}) },
         color,
       },
     } as TopLevelSpec,

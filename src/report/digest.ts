@@ -33,6 +33,8 @@ export interface TimelinePoint {
  */
 export interface RunDigest {
   summary: Summary;
+  /** Fingerprint of the requests (count, arrival times, lengths): variants with equal ones replayed the same workload. */
+  workload: string;
   cdf: { ttft: CdfPoint[]; tpot: CdfPoint[]; e2e: CdfPoint[] };
   timeline: TimelinePoint[];
 }
@@ -47,7 +49,23 @@ export function digestRun(summary: Summary, log: RequestLog, rows: readonly Time
     if (log.output[i]! > 1) tpot.push(log.tpot(i));
     e2e.push(log.e2e[i]!);
   }
-  return { summary, cdf: { ttft: cdfPoints(ttft), tpot: cdfPoints(tpot), e2e: cdfPoints(e2e) }, timeline: downsampleTimeline(rows) };
+  return { summary, workload: workloadFingerprint(log), cdf: { ttft: cdfPoints(ttft), tpot: cdfPoints(tpot), e2e: cdfPoints(e2e) }, timeline: downsampleTimeline(rows) };
+}
+
+/** FNV-1a over each request's arrival (µs, both 32-bit halves) and token counts. */
+function workloadFingerprint(log: RequestLog): string {
+  let h = 0x811c9dc5;
+  const mix = (x: number) => {
+    h = Math.imul(h ^ (x | 0), 16777619) >>> 0;
+  };
+  for (let i = 0; i < log.n; i++) {
+    const us = Math.round(log.arrival[i]! * 1e6);
+    mix(us);
+    mix(us / 2 ** 32);
+    mix(log.input[i]!);
+    mix(log.output[i]!);
+  }
+  return `${log.n}:${h.toString(16)}`;
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { Summary } from '../metrics/summary.ts';
+
 /** A latency in seconds as people read it: "12.3 ms" below one second, "7481.04 s" from there (never "7481043 ms"). */
 export const formatLatency = (s: number): string => (s < 1 ? `${(s * 1000).toFixed(1)} ms` : `${s.toFixed(2)} s`);
 
@@ -17,3 +19,20 @@ export const asPrinted = (p: { costUsd: number; attainment: number }) => ({
   costUsd: Math.round(p.costUsd * 100) / 100,
   attainment: p.attainment >= 1 ? 1 : attainmentAsPrinted(p.attainment * 100) / 100,
 });
+
+/**
+ * Seed, request count and SLO targets of one or more runs, once when they agree and per run where they differ (a
+ * variant can change the seed, the workload or the targets: a comparison would otherwise read as like for like).
+ */
+export function describeRuns(runs: readonly { name: string; summary: Summary }[]): string {
+  const part = (what: (s: Summary) => string): string => {
+    const values = runs.map((r) => what(r.summary));
+    return new Set(values).size === 1 ? values[0]! : runs.map((r, i) => `${r.name}: ${values[i]}`).join(', ');
+  };
+  const slo = (s: Summary) => `TTFT ≤ ${s.slo.ttftS} s, TPOT ≤ ${s.slo.tpotS} s${s.tiers ? ' (untiered; tiers by their own)' : ''}`;
+  return [
+    `seed ${part((s) => String(s.seed))}`,
+    `requests ${part((s) => s.requests.total.toLocaleString('en-US'))}`,
+    `SLO ${part(slo)}`,
+  ].join('; ');
+}

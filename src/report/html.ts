@@ -1,6 +1,6 @@
 import { reportCharts, renderSvg, type ReportRun } from './charts.ts';
 import { comparisonTable, frontierNames, tableNotes } from './table.ts';
-import { formatLatency as ms } from './format.ts';
+import { describeRuns, formatLatency as ms } from './format.ts';
 
 /** Everything report.html shows. */
 export interface ReportModel {
@@ -25,10 +25,12 @@ export async function renderReportHtml(m: ReportModel): Promise<string> {
   const charts = reportCharts(m.runs);
   const svgs = await Promise.all(charts.map((c, i) => renderSvg(c.spec, `c${i}-`)));
   const title = m.kind === 'comparison' ? `Comparison: ${m.scenarioName}` : `Run: ${m.scenarioName}`;
-  const s0 = m.runs[0]?.digest.summary;
-  const facts = s0
-    ? `seed ${s0.seed} · ${s0.requests.total.toLocaleString('en-US')} requests · SLO TTFT ≤ ${s0.slo.ttftS} s, TPOT ≤ ${s0.slo.tpotS} s · ${(s0.sim.simulatedSeconds / 60).toFixed(1)} simulated minutes`
-    : `seed ${m.seed}`;
+  const summaries = m.runs.map((r) => ({ name: r.name, summary: r.digest.summary }));
+  const minutes = [...new Set(summaries.map((r) => (r.summary.sim.simulatedSeconds / 60).toFixed(1)))];
+  const facts =
+    summaries.length > 0
+      ? `${describeRuns(summaries).replaceAll('; ', ' · ')} · ${minutes.length === 1 ? minutes[0] : `${minutes[0]}–${minutes[minutes.length - 1]}`} simulated minutes`
+      : `seed ${m.seed}`;
   const parts: string[] = [];
   parts.push(`<header><h1>${esc(title)}</h1><p class="facts">${esc(facts)}${m.kind === 'comparison' ? ` · ${m.runs.length} variants` : ''}</p></header>`);
   parts.push(`<section id="command"><h2>Rerun</h2><pre><code>${esc(m.command)}</code></pre></section>`);
@@ -84,15 +86,17 @@ function resultsTable(runs: readonly ReportRun[]): string {
 function latencyTable(run: ReportRun | undefined): string {
   if (!run) return '';
   const s = run.digest.summary;
-  const rows = ([['queue', s.queue], ['TTFT', s.ttft], ['TPOT', s.tpot], ['E2E', s.e2e]] as const)
-    .map(([n, d]) => `<tr><td>${n}</td>${[d.mean, d.p50, d.p90, d.p99].map((v) => `<td class="num">${ms(v)}</td>`).join('')}</tr>`)
-    .join('');
   const r = s.requests;
+  // summary.json keeps zeros for an empty sample; nothing completed means no latency: "–".
+  const cell = (v: number) => (r.completed > 0 ? ms(v) : '–');
+  const rows = ([['queue', s.queue], ['TTFT', s.ttft], ['TPOT', s.tpot], ['E2E', s.e2e]] as const)
+    .map(([n, d]) => `<tr><td>${n}</td>${[d.mean, d.p50, d.p90, d.p99].map((v) => `<td class="num">${cell(v)}</td>`).join('')}</tr>`)
+    .join('');
   const f = s.fleet;
   return (
     `<table class="latency"><thead><tr><th>latency</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th></tr></thead><tbody>${rows}</tbody></table>` +
     `<p class="note">${r.completed.toLocaleString('en-US')} completed, ${r.dropped} dropped, ${r.unfinished} unfinished · ` +
-    `${f.instances} instances (peak ${f.peakInstances}), ${f.gpuHours.toFixed(2)} GPU-h, $${f.costUsd.toFixed(2)} · ` +
+    `${f.instances} instances started (peak ${f.peakInstances} at once), ${f.gpuHours.toFixed(2)} GPU-h, $${f.costUsd.toFixed(2)} · ` +
     `${s.throughput.requestsPerSecond.toFixed(2)} req/s, ${s.throughput.outputTokensPerSecond.toFixed(0)} output tok/s</p>`
   );
 }

@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import type { RequestLog } from '../metrics/collector.ts';
 import type { Summary } from '../metrics/summary.ts';
@@ -49,8 +49,15 @@ export function scenarioYaml(sc: Scenario): string {
  * The command line that reruns this CLI invocation, quoted for a POSIX shell:
  * `formatCommand(['simulate', '--set', 'routing.policy=jsq'])` ⇒ `node bin/llmfleet.js simulate --set routing.policy=jsq`.
  */
-export function formatCommand(args: readonly string[]): string {
-  return ['node', 'bin/llmfleet.js', ...args].map(shellQuote).join(' ');
+/**
+ * The command line that reruns this one: `node bin/llmfleet.js …` when run from the project folder (the usual
+ * case), else prefixed with `cd` to where it ran, since the file arguments are relative to that folder.
+ */
+export function formatCommand(args: readonly string[], script = process.argv[1] ?? '', cwd = process.cwd()): string {
+  // Anything but this CLI's script (a test, a library caller) is described as run from the project folder.
+  const fromRoot = !/llmfleet\.js$/.test(script) || resolve(script) === resolve(cwd, 'bin', 'llmfleet.js');
+  const line = ['node', fromRoot ? 'bin/llmfleet.js' : resolve(script), ...args].map(shellQuote).join(' ');
+  return fromRoot ? line : `cd ${shellQuote(cwd)} && ${line}`;
 }
 
 function shellQuote(a: string): string {

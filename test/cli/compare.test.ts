@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runsInWords } from '../../src/cli/commands/compare.ts';
+import { describeRuns } from '../../src/report/format.ts';
 import type { Summary } from '../../src/metrics/summary.ts';
 
 const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/llmfleet.js', ...args], { encoding: 'utf8' });
@@ -74,9 +74,9 @@ test('bad variants and flags exit 2 with one line naming the variant', () => {
 test('the header names seed, requests and SLO once when the variants agree, and per variant where they differ', () => {
   const base = { seed: 1, requests: { total: 3000 }, slo: { ttftS: 1, tpotS: 0.05 } };
   const as = (o: object) => ({ ...base, ...o }) as unknown as Summary;
-  assert.equal(runsInWords([{ name: 'a', summary: as({}) }, { name: 'b', summary: as({}) }]), 'seed 1; requests 3,000; SLO TTFT ≤ 1 s, TPOT ≤ 0.05 s');
+  assert.equal(describeRuns([{ name: 'a', summary: as({}) }, { name: 'b', summary: as({}) }]), 'seed 1; requests 3,000; SLO TTFT ≤ 1 s, TPOT ≤ 0.05 s');
   assert.equal(
-    runsInWords([{ name: 'a', summary: as({}) }, { name: 'b', summary: as({ seed: 9, requests: { total: 19366 } }) }]),
+    describeRuns([{ name: 'a', summary: as({}) }, { name: 'b', summary: as({ seed: 9, requests: { total: 19366 } }) }]),
     'seed a: 1, b: 9; requests a: 3,000, b: 19,366; SLO TTFT ≤ 1 s, TPOT ≤ 0.05 s',
   );
 });

@@ -9,6 +9,7 @@ import { buildComparisonReport, comparisonJson, type VariantResult } from '../..
 import type { ComparisonSetup } from '../../src/report/variants.ts';
 import { renderSvg, reportCharts } from '../../src/report/charts.ts';
 import { writeRunReport, formatCommand } from '../../src/report/run-report.ts';
+import { renderReportHtml } from '../../src/report/html.ts';
 import { smallComparison, tierScenario } from './fixture.ts';
 
 /** The id and inline <svg> of every chart figure in the page. */
@@ -129,4 +130,44 @@ test('comparison.json holds each variant name, overrides and summary', () => {
 test('formatCommand quotes what a shell would split or expand', () => {
   assert.equal(formatCommand(['compare', '--variant', 'jsq:routing.policy=jsq']), 'node bin/llmfleet.js compare --variant jsq:routing.policy=jsq');
   assert.equal(formatCommand(['--set', "a={x: 1}", "it's"]), `node bin/llmfleet.js --set 'a={x: 1}' 'it'\\''s'`);
+  // Run from another folder, the file arguments are relative to it: the command goes there first.
+  assert.equal(formatCommand(['simulate', '--scenario', 's.yaml'], '/opt/llmfleet/bin/llmfleet.js', '/home/me/my runs'), `cd '/home/me/my runs' && node /opt/llmfleet/bin/llmfleet.js simulate --scenario s.yaml`);
+  assert.equal(formatCommand(['simulate'], '/opt/llmfleet/bin/llmfleet.js', '/opt/llmfleet'), 'node bin/llmfleet.js simulate');
+});
+
+test('variants that change the seed, workload or SLO are described per variant: header, arrivals, SLO lines', async () => {
+  const [a, b] = cmp.results;
+  const other = {
+    ...b!,
+    digest: {
+      ...b!.digest,
+      summary: { ...b!.digest.summary, seed: 9, slo: { ...b!.digest.summary.slo, ttftS: 0.3 } },
+      workload: 'another',
+      timeline: b!.digest.timeline.map((p) => ({ ...p, arrivalsPerS: p.arrivalsPerS + 1 })),
+    },
+  };
+  const runs = [a!, other].map((r) => ({ name: r.name, digest: r.digest }));
+  const charts = reportCharts(runs);
+  const ttft = charts.find((c) => c.id === 'ttft-cdf')!;
+  assert.doesNotMatch(ttft.caption, /dashed line: the SLO/, 'no single TTFT target to draw');
+  assert.match(charts.find((c) => c.id === 'tpot-cdf')!.caption, /dashed line: the SLO/, 'the TPOT target is shared');
+  assert.match(charts.find((c) => c.id === 'arrivals-capacity')!.caption, /each variant's request arrival rate/);
+  const same = reportCharts(cmp.results.map((r) => ({ name: r.name, digest: r.digest })));
+  assert.match(same.find((c) => c.id === 'arrivals-capacity')!.caption, /the same workload for every variant/);
+  const html = await buildComparisonReport(cmp.setup, [a!, other], 'x');
+  assert.match(html, new RegExp(`seed ${a!.name}: ${a!.digest.summary.seed}, ${other.name}: 9`));
+  assert.match(html, /TTFT ≤ 0\.3 s/);
+});
+
+test('a single run where nothing completed shows – in its latency table, not 0.0 ms; no tier misses: a 0–1 % axis', async () => {
+  const r = cmp.results[0]!;
+  const none = { ...r.digest, summary: { ...r.digest.summary, requests: { ...r.digest.summary.requests, completed: 0 } } };
+  const html = await renderReportHtml({ kind: 'run', scenarioName: 's', seed: 1, command: 'x', scenarioYaml: '', variants: [], runs: [{ name: 'run', digest: none }] });
+  const latency = html.match(/<table class="latency">[\s\S]*?<\/table>/)![0];
+  assert.doesNotMatch(latency, /0\.0 ms/);
+  assert.equal((latency.match(/<td class="num">–<\/td>/g) ?? []).length, 16);
+  const perfect = { ...r.digest, summary: { ...r.digest.summary, tiers: Object.fromEntries(Object.entries(r.digest.summary.tiers ?? {}).map(([k, b]) => [k, { ...b, slo: { ...b.slo, attainment: 1 } }])) } };
+  const tier = reportCharts([{ name: 'run', digest: perfect }]).find((c) => c.id === 'tier-violations')!;
+  assert.match(tier.caption, /Every request met its tier’s SLO/);
+  assert.deepEqual((tier.spec as { encoding: { y: { scale?: unknown } } }).encoding.y.scale, { domain: [0, 0.01] });
 });

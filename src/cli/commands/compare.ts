@@ -2,10 +2,10 @@ import cliProgress from 'cli-progress';
 import { Option, type Command } from 'commander';
 import { relative, resolve } from 'node:path';
 import { defaultWorkers, resultsTable, runComparison, writeComparison } from '../../report/compare.ts';
+import { describeRuns } from '../../report/format.ts';
 import { formatCommand } from '../../report/run-report.ts';
 import { formatComparisonTable, frontierNames } from '../../report/table.ts';
 import { loadComparison } from '../../report/variants.ts';
-import type { Summary } from '../../metrics/summary.ts';
 import { UserError } from '../../util/errors.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
 import { collect, formatDuration, keptTransformsNote, parseIntFlag, prepareOutDir, scenarioFlags } from '../util.ts';
@@ -55,7 +55,7 @@ export function registerCompare(program: Command): void {
       const command = formatCommand(process.argv.slice(2));
       const paths = await writeComparison(out, setup, results, command);
       if (!o.quiet) {
-        process.stdout.write(`compared ${results.length} variants of ${setup.base.name} (${runsInWords(results.map((r) => ({ name: r.name, summary: r.digest.summary })))})\n\n`);
+        process.stdout.write(`compared ${results.length} variants of ${setup.base.name} (${describeRuns(results.map((r) => ({ name: r.name, summary: r.digest.summary })))})\n\n`);
         process.stdout.write(formatComparisonTable(resultsTable(results)));
         const front = frontierNames(results.map((r) => ({ name: r.name, summary: r.digest.summary })));
         process.stdout.write(`Pareto frontier on cost and SLO attainment: ${front.join(', ')}\n`);
@@ -65,23 +65,6 @@ export function registerCompare(program: Command): void {
         process.stderr.write(`${results.length} variant${results.length === 1 ? '' : 's'} in ${wall.toFixed(1)} s wall on ${where}\n`);
       }
     });
-}
-
-/**
- * Seed, request count and SLO targets of the runs, once when they agree and per variant where they differ (a
- * variant can change the seed, the workload or the targets: the table would otherwise compare unlike runs).
- */
-export function runsInWords(runs: readonly { name: string; summary: Summary }[]): string {
-  const part = (what: (s: Summary) => string): string => {
-    const values = runs.map((r) => what(r.summary));
-    return new Set(values).size === 1 ? values[0]! : runs.map((r, i) => `${r.name}: ${values[i]}`).join(', ');
-  };
-  const slo = (s: Summary) => `TTFT ≤ ${s.slo.ttftS} s, TPOT ≤ ${s.slo.tpotS} s${s.tiers ? ' (untiered; tiers by their own)' : ''}`;
-  return [
-    `seed ${part((s) => String(s.seed))}`,
-    `requests ${part((s) => s.requests.total.toLocaleString('en-US'))}`,
-    `SLO ${part(slo)}`,
-  ].join('; ');
 }
 
 /** A path relative to the working folder when it is inside it (what a user can paste), else absolute. */
