@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { z } from 'zod';
+import { ZodError, type z } from 'zod';
 import { PRESERVE_MU_KEYS } from '../policy/preserve/capacity-probe.ts';
-import { routers } from '../policy/routing/registry.ts';
-import { scalers } from '../policy/scaling/registry.ts';
+import { routers, type RouterName } from '../policy/routing/registry.ts';
+import { scalers, type ScalerName } from '../policy/scaling/registry.ts';
 import { tierQueueOptions } from '../policy/scheduling/tier-queue.ts';
 import { BUILTIN_CATALOG, loadCatalogFile } from '../model/catalog.ts';
-import { applyOverrides, issueError, readConfigFile, validateConfig, type ConfigDoc } from '../util/config-file.ts';
+import { applyOverrides, issueError, readConfigFile, validateConfig, valueAt, type ConfigDoc } from '../util/config-file.ts';
 import { UserError } from '../util/errors.ts';
 import { TRACE_FORMATS, type TraceFormat } from '../workload/types.ts';
 import { checkScenarioNames } from './names.ts';
@@ -104,22 +104,71 @@ export function validateScenario(doc: ConfigDoc, raw: Record<string, unknown>, o
 }
 
 /**
- * The selected router's and scaler's own options, checked against their schemas at load (the simulator parses
- * them again when it builds the policies) so that a bad one is reported at its file line or flag.
+ * Policy options, checked against the policies' schemas at load (the simulator parses them again when it builds
+ * the policies) so that a bad one is reported at its file line or flag:
+ * - the selected router's and scaler's options (`perPolicy.<name>` deep-merged with `options`), a problem named at
+ *   the block it came from (`options.<key>` where `options` sets it, else `perPolicy.<name>.<key>`);
+ * - every other `perPolicy` entry on its own: unknown keys and bad values of the keys it sets (the fields it leaves
+ *   out, and rules across fields, are only checked once `options` is merged in, when the policy is selected);
+ * - no `scaling.perPolicy` entry under a name `scaling.aliases` maps elsewhere (it would never be read).
  */
 function checkPolicyOptions(sc: Scenario, doc: ConfigDoc, sourceFor: (p: readonly PropertyKey[]) => string | undefined): void {
-  const check = (schema: z.ZodType, options: Record<string, unknown>, prefix: string[]) => {
-    const r = schema.safeParse(options);
-    if (!r.success) throw issueError(r.error, options, { source: doc.source, lineOf: doc.lineOf, prefix, sourceFor });
+  const where = (path: readonly PropertyKey[]) => {
+    const flag = sourceFor(path);
+    const line = flag ? undefined : doc.lineOf(path);
+    return flag ?? (line !== undefined ? `${doc.source}:${line}` : doc.source);
   };
-  check(routers[sc.routing.policy].options, selectedOptions(sc.routing), ['routing', 'options']);
-  if (sc.scheduling) check(tierQueueOptions, sc.scheduling.options, ['scheduling', 'options']);
+  const fail = (error: z.ZodError, value: unknown, prefix: readonly PropertyKey[]): never => {
+    throw issueError(error, value, { source: doc.source, lineOf: doc.lineOf, prefix, sourceFor });
+  };
+  // The selected policy: a problem is blamed on `options` where it sets the key at fault, else on the policy's
+  // `perPolicy` entry where that does; a key neither sets (a missing field, a rule across fields) on `options`,
+  // unless only the entry sets anything.
+  const checkSelected = (section: 'routing' | 'scaling', schema: z.ZodType, policy: string, block: { options: Record<string, unknown>; perPolicy: Partial<Record<string, Record<string, unknown>>> }, options: Record<string, unknown>) => {
+    const r = schema.safeParse(options);
+    if (r.success) return;
+    const iss = r.error.issues[0]!;
+    const at = iss.code === 'unrecognized_keys' ? [...iss.path, iss.keys[0]!] : iss.path;
+    const entry = block.perPolicy[policy] ?? {};
+    const setsIt = (o: Record<string, unknown>) => valueAt(o, at) !== undefined;
+    const inEntry = setsIt(block.options) ? false : setsIt(entry) || (Object.keys(block.options).length === 0 && Object.keys(entry).length > 0);
+    const prefix = inEntry ? [section, 'perPolicy', policy] : [section, 'options'];
+    fail(r.error, options, prefix);
+  };
+  // Another policy's entry: only what it sets itself (a field it leaves out may come from `options` once selected).
+  const checkEntry = (section: 'routing' | 'scaling', schema: z.ZodType, policy: string, entry: Record<string, unknown>) => {
+    const r = schema.safeParse(entry);
+    if (r.success) return;
+    const issues = r.error.issues.filter((iss) => iss.code === 'unrecognized_keys' || (iss.code !== 'custom' && valueAt(entry, iss.path) !== undefined));
+    if (issues.length > 0) fail(new ZodError(issues), entry, [section, 'perPolicy', policy]);
+  };
+
+  checkSelected('routing', routers[sc.routing.policy].options, sc.routing.policy, sc.routing, selectedOptions(sc.routing));
+  for (const [name, entry] of Object.entries(sc.routing.perPolicy)) {
+    if (name !== sc.routing.policy && entry) checkEntry('routing', routers[name as RouterName].options, name, entry);
+  }
+  if (sc.scheduling) {
+    const r = tierQueueOptions.safeParse(sc.scheduling.options);
+    if (!r.success) fail(r.error, sc.scheduling.options, ['scheduling', 'options']);
+  }
+
+  for (const name of Object.keys(sc.scaling.perPolicy) as ScalerName[]) {
+    const target = sc.scaling.aliases[name];
+    if (target !== undefined && target !== name) {
+      const path = ['scaling', 'perPolicy', name];
+      throw new UserError(`${where(path)} scaling.perPolicy.${name}: scaling.policy '${name}' runs '${target}' in this scenario (scaling.aliases), so this entry is never read; put its options under scaling.perPolicy.${target}`);
+    }
+  }
   const scaling = resolvedScaling(sc);
-  if (scaling.policy === 'scheduled') return;
-  let options = selectedOptions(scaling);
-  // PreServe's μ may be left out altogether (the simulator probes them); the other options are checked as usual.
-  if (scaling.policy === 'preserve' && PRESERVE_MU_KEYS.every((k) => options[k] === undefined)) options = { ...options, muPrefill: 1, muDecode: 1, muTotal: 1 };
-  check(scalers[scaling.policy].options, options, ['scaling', 'options']);
+  if (scaling.policy !== 'scheduled') {
+    let options = selectedOptions(scaling);
+    // PreServe's μ may be left out altogether (the simulator probes them); the other options are checked as usual.
+    if (scaling.policy === 'preserve' && PRESERVE_MU_KEYS.every((k) => options[k] === undefined)) options = { ...options, muPrefill: 1, muDecode: 1, muTotal: 1 };
+    checkSelected('scaling', scalers[scaling.policy].options, scaling.policy, scaling, options);
+  }
+  for (const [name, entry] of Object.entries(sc.scaling.perPolicy)) {
+    if (name !== scaling.policy && entry) checkEntry('scaling', scalers[name as ScalerName].options, name, entry);
+  }
 }
 
 /** Reads, overrides and validates a scenario; every problem is one ConfigError/UserError naming where it is. */

@@ -195,9 +195,15 @@ export const scenarioSchema = z
     routing: z
       .object({
         policy: z.enum(ROUTER_NAMES).default('round-robin'),
-        /** Options of the selected policy (merged over its `perPolicy` entry). */
+        /**
+         * Options of the selected policy, deep-merged over its `perPolicy` entry ({@link selectedOptions}): a nested
+         * block (`migration`, `anticipator`) keeps the entry's keys this one leaves out; lists and scalars replace.
+         */
         options: z.record(z.string(), z.unknown()).default({}),
-        /** Options per policy name, so one scenario can be switched between policies with `--set routing.policy=…`. */
+        /**
+         * Options per policy name, so one scenario can be switched between policies with `--set routing.policy=…`.
+         * Every entry is checked at load (unknown keys, bad values), selected or not.
+         */
         perPolicy: z.partialRecord(z.enum(ROUTER_NAMES), z.record(z.string(), z.unknown())).default({}),
       })
       .strict()
@@ -222,14 +228,21 @@ export const scenarioSchema = z
          */
         policy: z.enum([...SCALER_NAMES, 'scheduled']).default('none'),
         intervalS: z.number().positive().default(60),
-        /** Options of the selected policy (merged over its `perPolicy` entry). */
+        /**
+         * Options of the selected policy, deep-merged over its `perPolicy` entry ({@link selectedOptions}): a nested
+         * block keeps the entry's keys this one leaves out; lists and scalars replace.
+         */
         options: z.record(z.string(), z.unknown()).default({}),
-        /** Options per policy name, so one scenario can be switched between policies with `--set scaling.policy=…`. */
+        /**
+         * Options per policy name, so one scenario can be switched between policies with `--set scaling.policy=…`.
+         * Every entry is checked at load (unknown keys, bad values), selected or not.
+         */
         perPolicy: z.partialRecord(z.enum(SCALER_NAMES), z.record(z.string(), z.unknown())).default({}),
         /**
          * Policy names this scenario maps to other registered policies, so a paper's own names switch the paper's
          * strategies (the SageServe scenarios map `reactive` to `sageserve-reactive`). Options and `perPolicy`
-         * apply to the policy the name resolves to.
+         * apply to the policy the name resolves to: an entry `perPolicy.<alias>` would never be read and is refused
+         * at load (put it under the target's name).
          */
         aliases: z.partialRecord(z.enum(SCALER_NAMES), z.enum(SCALER_NAMES)).default({}),
         /** Fixed add/drain actions at fixed times (experiments, tests). */
@@ -297,9 +310,27 @@ export const scenarioSchema = z
 
 export type Scenario = z.output<typeof scenarioSchema>;
 
-/** The options a policy family's selected policy gets: its `perPolicy` entry, overridden by `options`. */
+/**
+ * The options a policy family's selected policy gets: its `perPolicy` entry, overridden by `options`. The merge is
+ * deep for plain objects (`options.migration.intervalS` keeps `perPolicy.llumnix.migration.enabled`); a list, a
+ * scalar or null replaces what the entry has at that key.
+ */
 export function selectedOptions(section: { policy: string; options: Record<string, unknown>; perPolicy: Partial<Record<string, Record<string, unknown>>> }): Record<string, unknown> {
-  return { ...section.perPolicy[section.policy], ...section.options };
+  return deepMerge(section.perPolicy[section.policy] ?? {}, section.options);
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && [Object.prototype, null].includes(Object.getPrototypeOf(v));
+
+/** `over` merged into `base`, recursively where both have a plain object; new objects (the inputs are left alone). */
+export function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  // Own data properties throughout (Object.fromEntries), so a key such as `__proto__` stays a key (and is refused by the strict schema).
+  const out = new Map<string, unknown>(Object.entries(base));
+  for (const [k, v] of Object.entries(over)) {
+    const prev = out.get(k);
+    out.set(k, isPlainObject(prev) && isPlainObject(v) ? deepMerge(prev, v) : v);
+  }
+  return Object.fromEntries(out);
 }
 
 /** The scaling section with its policy alias resolved (`scaling.aliases`; `scheduled` is never an alias). */

@@ -16,6 +16,9 @@ export const SCALING_CODE_PRESET = {
   chironStart: { interactive: 20, mixed: 10, batch: 10 },
 } as const;
 
+/** θ per model (input tokens/s per instance; `default` for models not named), see `thetaTps`. */
+export const THETA_TPS_DEFAULTS: Readonly<Record<string, number>> = { 'llama2-70b': 6000, 'bloom-176b': 2500, default: 20000 };
+
 const scalingOptionsObject = z
   .object({
     preset: z.enum(['paper', 'code']).default('paper'),
@@ -30,9 +33,13 @@ const scalingOptionsObject = z
      * θ: input tokens/s one instance of the model sustains (per model name; `default` for the rest), measured
      * in our perf model on 8×H100 with Poisson arrivals and Azure-conversation lengths (docs/fidelity/sageserve.md):
      * llama2-70b 6000 (6.9k ⇒ p90 TTFT 0.50 s, 9.1k saturates), bloom-176b 2500 (2.3k ⇒ p90 0.69 s, 3.4k
-     * saturates). `default` (20000) is an unmeasured placeholder for the small Llamas.
+     * saturates). `default` (20000) is an unmeasured placeholder for the small Llamas. A scenario's map is merged
+     * over these: `{llama2-70b: 7500}` leaves bloom-176b at 2500 and `default` at 20000 (name a model to change it).
      */
-    thetaTps: z.record(z.string(), z.number().positive()).default({ 'llama2-70b': 6000, 'bloom-176b': 2500, default: 20000 }),
+    thetaTps: z
+      .record(z.string(), z.number().positive())
+      .default({})
+      .transform((t): Record<string, number> => ({ ...THETA_TPS_DEFAULTS, ...t })),
     /** Forecaster for the hourly plan: ARIMA(p,d,q) on per-minute IW input tokens/s. */
     arimaOrder: z.tuple([z.number().int().min(0), z.number().int().min(0), z.number().int().min(0)]).default([3, 1, 2]),
     /** Minutes of history fitted (the latest ones) and the least needed before the first forecast. */
@@ -113,5 +120,6 @@ export const sageserveScalingOptions = withPresets({ paper: {}, code: SCALING_CO
 export type SageServeScalingOptions = z.output<typeof sageserveScalingOptions>;
 
 export function thetaOf(o: SageServeScalingOptions, model: string): number {
-  return o.thetaTps[model] ?? o.thetaTps.default ?? 6000;
+  // thetaTps always holds the defaults' `default` (merged over them), so the last fallback is never reached.
+  return o.thetaTps[model] ?? o.thetaTps.default ?? THETA_TPS_DEFAULTS.default!;
 }
