@@ -21,9 +21,9 @@ export interface ReplayResult {
   outputTokens: number;
   /** The gateway's `x-llmfleet-backend` header, '' without a gateway. */
   backend: string;
-  /** Why the request failed, as a category: '' (completed), 'http-4xx'/'http-5xx' (the status), 'timeout', 'connection', 'incomplete' (stream cut short or empty), 'client-overload'. */
+  /** Why the request failed, as a category: '' (completed), 'http-4xx'/'http-5xx' (the status), 'timeout', 'connection', 'incomplete' (stream cut short or empty, or carrying an SSE error event), 'client-overload'. */
   failure: string;
-  /** The failure in words (the server's error body, the socket error). */
+  /** The failure in words (the server's error body, the socket error, a stream's SSE error event as `code: message`). */
   error: string;
   /** How late it was sent against its trace time (event-loop delay, a client at its limit). */
   lateS: number;
@@ -77,6 +77,8 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
     let usage = -1;
     let status = 0;
     let backend = '';
+    /** An SSE error event in the stream (`data: {"error": {message, code}}`: the gateway's, vLLM's), as `code: message`. */
+    let sseError = '';
     try {
       const res = await pool.request({
         path: '/v1/completions',
@@ -105,7 +107,15 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
             done = true;
             continue;
           }
-          const j = JSON.parse(data) as { choices?: { text?: string }[]; usage?: { completion_tokens?: number } | null };
+          const j = JSON.parse(data) as { choices?: { text?: string }[]; usage?: { completion_tokens?: number } | null; error?: { message?: unknown; code?: unknown } | string | null };
+          if (j.error && !sseError) {
+            const e = j.error;
+            if (typeof e === 'string') sseError = e;
+            else {
+              const code = e.code === null || e.code === undefined ? '' : `${String(e.code)}: `;
+              sseError = `${code}${typeof e.message === 'string' ? e.message : JSON.stringify(e)}`;
+            }
+          }
           if (j.choices && j.choices.length > 0) {
             if (first < 0) first = performance.now();
             chunks++;
@@ -115,12 +125,18 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
       }
       const end = performance.now();
       const tokens = usage >= 0 ? usage : chunks;
-      const error = !done ? 'stream ended without [DONE]' : tokens === 0 || first < 0 ? 'no output token' : '';
+      const error = sseError
+        ? `stream error event${done ? '' : ' (no [DONE])'}: ${sseError}`
+        : !done
+          ? 'stream ended without [DONE]'
+          : tokens === 0 || first < 0
+            ? 'no output token'
+            : '';
       return { status, ttftS: first < 0 ? NaN : since(first), e2eS: since(end), outputTokens: tokens, backend, failure: error ? 'incomplete' : '', error, lateS };
     } catch (e) {
       const err = e as Error & { code?: string; cause?: { code?: string } };
       const timeout = err.name === 'TimeoutError';
-      const why = timeout ? `timed out after ${o.timeoutS} s` : `${err.code ?? err.cause?.code ?? err.name}: ${err.message}`;
+      const why = (timeout ? `timed out after ${o.timeoutS} s` : `${err.code ?? err.cause?.code ?? err.name}: ${err.message}`) + (sseError ? ` after a stream error event: ${sseError}` : '');
       const failure = timeout ? 'timeout' : status === 200 ? 'incomplete' : 'connection';
       return { status, ttftS: first < 0 ? NaN : since(first), e2eS: since(performance.now()), outputTokens: usage >= 0 ? usage : chunks, backend, failure, error: why, lateS };
     }

@@ -88,6 +88,67 @@ describe('live autoscaler', { timeout: 40_000 }, () => {
     }
   });
 
+  it('counts only backends on their way as provisioning: a backend that went down is replaced up to minCount', async () => {
+    const gw = fakeGateway(4);
+    const [, down, starting, ejected] = gw.fleet.instances;
+    for (const b of gw.fleet.instances) b.wasHealthy = true;
+    down!.healthy = false; // was up, now fails its health checks (crashed, killed)
+    starting!.healthy = starting!.wasHealthy = false; // never healthy yet: model loading
+    ejected!.ejectedUntilS = 100; // healthy, out for an outlier ejection: back soon
+    gw.fleet.refresh(0);
+    assert.deepEqual(gw.fleet.instances.map((b) => b.state), ['ready', 'provisioning', 'provisioning', 'provisioning']);
+    const as = new LiveAutoscaler({ scaler: createScaler('static', {}, { rng: new Rng(1) }), limits: { upCooldownS: 0, downCooldownS: 0, maxStep: 1 }, pools: [{ ...POOL, minCount: 4, maxCount: 6 }], actuator: advisoryActuator(), gateway: gw, intervalS: 1, now: () => 0 });
+    const p = as.signals(0).pools[0]!;
+    assert.deepEqual([p.ready, p.provisioning], [1, 2], 'the down backend is neither ready nor provisioning');
+    const rec = await as.tick();
+    assert.deepEqual(rec.governed.map((a) => [a.kind, a.kind === 'hold' ? 0 : a.count]), [['add', 1]], 'topped back up to minCount');
+  });
+
+  it('the process actuator removes a started backend whose process was killed and starts a replacement', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'llmfleet-as-'));
+    const gw = await startGateway(gatewayConfigSchema.parse({ port: 0, pools: [{ model: MODEL, backends: [] }], health: { intervalS: 0.2, timeoutS: 1, unhealthyAfter: 1, healthyAfter: 1 } }));
+    const actuator = processActuator(gw, { command: [process.execPath, 'bin/llmfleet.js', 'emulate', '--model', '{model}', '--hardware', '{hardware}', '--port', '{port}', '--time-scale', '20'], healthTimeoutS: 30 });
+    const stateFile = join(dir, 'state.json');
+    const as = new LiveAutoscaler({
+      scaler: createScaler('reactive', {}, { rng: new Rng(1) }),
+      limits: { upCooldownS: 0, downCooldownS: 600, maxStep: 1 },
+      pools: [{ ...POOL, minCount: 1, maxCount: 2 }],
+      actuator,
+      gateway: gw,
+      intervalS: 1,
+      stateFile,
+      now: () => 0,
+    });
+    const pids = () => (JSON.parse(readFileSync(stateFile, 'utf8')) as { actuator: { pid: number }[] }).actuator.map((x) => x.pid);
+    try {
+      let rec = await as.tick();
+      assert.match(rec.results[0] ?? '', /^started http/, JSON.stringify(rec));
+      assert.equal(gw.fleet.ready(MODEL).length, 1);
+      const [first] = pids();
+      process.kill(first!, 'SIGKILL');
+      for (let i = 0; i < 500; i++) {
+        try {
+          process.kill(first!, 0);
+        } catch {
+          break;
+        }
+        await sleep(10);
+      }
+      await gw.probe(); // the gateway sees it down
+      rec = await as.tick();
+      assert.match(rec.refreshed ?? '', new RegExp(`\\(pid ${first}\\) exited; removed`));
+      assert.deepEqual([rec.pools[0]!.ready, rec.pools[0]!.provisioning], [0, 0]);
+      assert.match(rec.results[0] ?? '', /^started http/, JSON.stringify(rec));
+      assert.equal(gw.fleet.ready(MODEL).length, 1);
+      assert.equal(pids().length, 1);
+      assert.ok(!pids().includes(first!), 'the dead pid left the state file');
+    } finally {
+      await actuator.close();
+      await gw.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('the process actuator adds an emulator under load and drains and stops it after', async () => {
     // Small KV (64 blocks × 16 tokens) so a few long requests push KV usage over the reactive 70 % threshold.
     const emu = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 5, engine: { kvBlocks: 64 } });

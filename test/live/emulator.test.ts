@@ -51,6 +51,54 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
     }
   });
 
+  it('sends stream headers at once and a chat stream\'s first chunk (the role) only with the first token, as vLLM does', async () => {
+    // stallAfterTokens 0: the engine runs the request but no token is ever sent, so what arrives is only what is sent before output.
+    const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 20, stallAfterTokens: 0 });
+    const acs: AbortController[] = [];
+    try {
+      const open = async (path: string, body: Record<string, unknown>) => {
+        const ac = new AbortController();
+        acs.push(ac);
+        let t: NodeJS.Timeout | undefined;
+        const r = await Promise.race([
+          fetch(`${e.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, max_tokens: 2, stream: true, ...body }), signal: ac.signal }),
+          new Promise<never>((_, reject) => (t = setTimeout(() => reject(new Error(`no response headers from ${path} within 10 s`)), 10_000))),
+        ]).finally(() => clearTimeout(t));
+        assert.equal(r.status, 200);
+        assert.equal(r.headers.get('content-type'), 'text/event-stream');
+        let got = '';
+        const reader = r.body!.getReader();
+        void (async () => {
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            got += Buffer.from(value).toString('utf8');
+          }
+        })().catch(() => {});
+        return () => got;
+      };
+      const completion = await open('/v1/completions', { prompt: 'x' });
+      const chat = await open('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }] });
+      for (let i = 0; i < 500 && e.backend.requestsFinished < 2; i++) await sleep(10);
+      assert.equal(e.backend.requestsFinished, 2, 'the engine generated both outputs');
+      await sleep(50);
+      assert.equal(completion(), '');
+      assert.equal(chat(), '', 'no role chunk before the first token');
+    } finally {
+      for (const ac of acs) ac.abort();
+      await e.close();
+    }
+    // With output, the role chunk comes first, in the same write as the first token.
+    const n = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 20 });
+    try {
+      const ev = sseEvents(await (await post(n, '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'x' }], max_tokens: 2, stream: true })).text());
+      const deltas = ev.slice(0, -1).map((x) => (JSON.parse(x) as { choices: { delta: Record<string, unknown> }[] }).choices[0]!.delta);
+      assert.deepEqual(deltas.slice(0, 2), [{ role: 'assistant', content: '' }, { content: ' the' }]);
+    } finally {
+      await n.close();
+    }
+  });
+
   it('aborts a request whose client disconnects mid-stream: its KV blocks are freed and the others go on', async () => {
     const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 5 });
     try {
@@ -86,7 +134,12 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
       assert.equal(sumOf(s, 'vllm:time_to_first_token_seconds_count'), 3);
       assert.equal(sumOf(s, 'vllm:e2e_request_latency_seconds_count'), 3);
       assert.equal(sumOf(s, 'vllm:inter_token_latency_seconds_count'), 30 - 3);
-      assert.equal(sumOf(s, 'vllm:time_per_output_token_seconds_count'), 3);
+      // vLLM V1: time_per_output_token is the inter-token latency's older name (per token, same values); the per-request mean has its own name.
+      assert.equal(sumOf(s, 'vllm:time_per_output_token_seconds_count'), 30 - 3);
+      assert.equal(sumOf(s, 'vllm:time_per_output_token_seconds_sum'), sumOf(s, 'vllm:inter_token_latency_seconds_sum'));
+      assert.equal(sumOf(s, 'vllm:request_time_per_output_token_seconds_count'), 3);
+      const success = s.filter((x) => x.name === 'vllm:request_success_total');
+      assert.deepEqual(success.map((x) => [x.labels.finished_reason, x.labels.model_name, x.value]), [['stop', MODEL, 0], ['length', MODEL, 3]]);
       assert.ok(s.some((x) => x.name === 'vllm:time_to_first_token_seconds_bucket' && x.labels.le === '+Inf' && x.labels.model_name === MODEL));
     } finally {
       await e.close();

@@ -98,6 +98,12 @@ describe('gateway over emulators (loopback, openai client)', { timeout: 40_000 }
       assert.equal((await post(JSON.stringify({ model: 'gpt-9', prompt: 'x' }))).status, 404);
       assert.equal((await post(JSON.stringify({ model: MODEL, prompt: 'x', max_tokens: 0 }))).body.error.code, 'invalid_max_tokens');
       assert.equal((await post(JSON.stringify({ model: MODEL, prompt: 'x' }), { 'x-llmfleet-tier': 'gold' })).body.error.code, 'invalid_tier');
+      for (const tier of ['constructor', '__proto__', 'toString']) {
+        const r = await post(JSON.stringify({ model: MODEL, prompt: 'x' }), { 'x-llmfleet-tier': tier });
+        assert.deepEqual([r.status, r.body.error.code], [400, 'invalid_tier'], tier);
+      }
+      const tierLabels = new Set((await f.gw.metrics.requests.get()).values.map((v) => v.labels.tier));
+      assert.deepEqual([...tierLabels].filter((t) => t !== '' && t !== 'standard'), [], 'no label value for a tier that is not configured');
       const plain = await post(JSON.stringify({ model: MODEL, prompt: 'x' }), { 'content-type': 'text/plain;charset=UTF-8' });
       assert.equal(plain.status, 415);
       assert.equal(plain.body.error.code, 'unsupported_media_type');
@@ -219,16 +225,54 @@ describe('gateway over emulators (loopback, openai client)', { timeout: 40_000 }
     }
   });
 
-  it('a stalled backend ends streams with an error event after the idle timeout and non-streams with 504', async () => {
-    const f = await startFleet(1, { stallAfterTokens: 3 }, { timeouts: { requestS: 10, firstByteS: 0.6, idleS: 0.4 } });
+  it('a stalled backend ends streams with an error event after the idle timeout and non-streams with 504 at requestS, and is not ejected for it', async () => {
+    // One failure would eject: timeouts must not count as failures.
+    const f = await startFleet(1, { stallAfterTokens: 3 }, { timeouts: { requestS: 2, firstByteS: 0.5, idleS: 0.4 }, outlier: { consecutiveFailures: 1, ejectionS: 60 } });
     try {
-      const t0 = performance.now();
       const r = await streamCount(f.client, 50);
       assert.ok(r.err instanceof OpenAI.APIError);
-      assert.match(r.err.message, /backend sent nothing/);
+      assert.match(r.err.message, /backend sent nothing for 0.4s/);
       assert.equal(r.n, 3);
-      assert.ok(performance.now() - t0 < 3000);
-      await assert.rejects(f.client.completions.create({ model: MODEL, prompt: 'x', max_tokens: 50 }), (e: unknown) => e instanceof OpenAI.APIError && e.status === 504);
+      // A non-streaming answer comes whole (headers last): firstByteS does not apply, requestS does.
+      await assert.rejects(f.client.completions.create({ model: MODEL, prompt: 'x', max_tokens: 50 }), (e: unknown) => e instanceof OpenAI.APIError && e.status === 504 && /request exceeded 2s/.test(e.message));
+      const b = f.gw.fleet.instances[0]!;
+      assert.deepEqual([b.ejections, b.consecutiveFailures, b.state], [0, 0, 'ready'], 'a timeout is no mark against the backend');
+    } finally {
+      await f.close();
+    }
+  });
+
+  it('serves slow but healthy requests: a non-streaming answer longer than firstByteS, a chat stream whose first token takes longer than idleS', async () => {
+    // At time scale 0.25 an 8,000-token prefill takes ≈ 1 s wall (> idleS) and 80 tokens ≥ 80 × 10 ms × 4 ≈ 3.3 s (> firstByteS):
+    // lower bounds, since an emulator's tokens are never early. Each token of the stream then follows within ≈ 40 ms.
+    const emu = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 0.25 });
+    const gw = await startGateway(gatewayConfigSchema.parse({ port: 0, pools: [{ model: MODEL, backends: [emu.url] }], timeouts: { requestS: 60, firstByteS: 3, idleS: 0.6 }, outlier: { consecutiveFailures: 1 } }));
+    try {
+      const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'x', maxRetries: 0 });
+      const whole = client.completions.create({ model: MODEL, prompt: 'x', max_tokens: 80 });
+      let n = 0;
+      const s = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x'.repeat(32_000) }], max_tokens: 4, stream: true });
+      for await (const c of s) if (c.choices[0]?.delta?.content) n++;
+      assert.equal(n, 4);
+      assert.equal((await whole).usage?.completion_tokens, 80);
+      assert.ok(emu.backend.finished.some((r) => r.inputTokens > 8000 && r.firstTokenS - r.arrivalS > 0.6 * 0.25), 'the stream waited longer than idleS for its first token');
+      assert.deepEqual([gw.fleet.instances[0]!.ejections, gw.fleet.instances[0]!.state], [0, 'ready']);
+    } finally {
+      await gw.close();
+      await emu.close();
+    }
+  });
+
+  it('a stream whose backend never sends a token ends with backend_timeout after firstByteS, with no TTFT observed', async () => {
+    const f = await startFleet(1, { stallAfterTokens: 0 }, { timeouts: { requestS: 30, firstByteS: 0.5, idleS: 0.2 }, outlier: { consecutiveFailures: 1, ejectionS: 60 } });
+    try {
+      const r = await streamCount(f.client, 5);
+      assert.ok(r.err instanceof OpenAI.APIError, String(r.err));
+      assert.match(r.err.message, /backend sent no token within 0.5s/);
+      assert.equal(r.n, 0);
+      const ttft = (await f.gw.metrics.ttft.get()).values.find((v) => v.metricName === 'llmfleet_gateway_ttft_seconds_count');
+      assert.equal(ttft?.value ?? 0, 0, 'TTFT is the first token, not a chunk sent before prefill');
+      assert.deepEqual([f.gw.fleet.instances[0]!.ejections, f.gw.fleet.instances[0]!.state], [0, 'ready']);
     } finally {
       await f.close();
     }
@@ -335,6 +379,43 @@ describe('gateway over emulators (loopback, openai client)', { timeout: 40_000 }
       assert.equal(f.gw.fleet.instances[0]!.state, 'stopped');
     } finally {
       await f.close();
+    }
+  });
+
+  it('shutdown returns once the last queued request has left, by queue timeout or by its client going away', async () => {
+    // A backend that never becomes healthy, within its startup grace: requests wait in the queue for it.
+    const cfg = (queueTimeoutS: number) => gatewayConfigSchema.parse({ port: 0, pools: [{ model: MODEL, backends: ['http://127.0.0.1:9'] }], health: { intervalS: 60 }, admission: { queueTimeoutS }, drainTimeoutS: 120 });
+    const post = (gw: { url: string }, signal?: AbortSignal) => fetch(`${gw.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, prompt: 'x' }), signal });
+    /** close(), or 'stuck' if it has not returned long after its queue emptied (drainTimeoutS is 120 s). */
+    let closing: Promise<void> | undefined;
+    const closeOrStuck = (gw: { close(): Promise<void> }) => {
+      let t: NodeJS.Timeout | undefined;
+      closing = gw.close();
+      return Promise.race([closing.then(() => 'closed'), new Promise<string>((r) => (t = setTimeout(() => r('stuck'), 15_000)))]).finally(() => clearTimeout(t));
+    };
+    const a = await startGateway(cfg(0.3));
+    try {
+      const r = post(a);
+      while (a.queued === 0) await sleep(5);
+      const closed = closeOrStuck(a);
+      assert.equal((await r).status, 503);
+      assert.equal(await closed, 'closed');
+    } finally {
+      await (closing ?? a.close());
+    }
+    closing = undefined;
+    const b = await startGateway(cfg(60));
+    try {
+      const ac = new AbortController();
+      const r = post(b, ac.signal).catch(() => 'aborted');
+      while (b.queued === 0) await sleep(5);
+      const closed = closeOrStuck(b);
+      ac.abort();
+      assert.equal(await r, 'aborted');
+      assert.equal(await closed, 'closed');
+      assert.equal(b.queued, 0);
+    } finally {
+      await (closing ?? b.close());
     }
   });
 

@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { completionFields, type FieldError } from '../../src/live/openai-request.ts';
 import { AdmissionQueue } from '../../src/live/gateway/admission.ts';
 import { LiveFleet } from '../../src/live/gateway/live-fleet.ts';
-import { parseCompletion } from '../../src/live/gateway/parse-request.ts';
+import { gatewayConfigSchema } from '../../src/live/gateway/config.ts';
+import { parseCompletion, type BadRequest } from '../../src/live/gateway/parse-request.ts';
 import { parsePromText, sumOf } from '../../src/live/prom-text.ts';
 
 const SCRAPE = `# HELP vllm:num_requests_running x
@@ -85,6 +86,20 @@ describe('live fleet view and gateway helpers', () => {
     assert.equal((p({ model: 'm' }) as { code: string }).code, 'invalid_prompt');
     assert.equal((p({ model: 'm', prompt: 'a', max_tokens: 1.5 }) as { code: string }).code, 'invalid_max_tokens');
     assert.equal((p({ model: 'm', prompt: 'a' }, { 'x-llmfleet-tier': 'gold' }) as { code: string }).code, 'invalid_tier');
+  });
+
+  it('knows only configured tiers: inherited names (constructor, __proto__, toString) are unknown, in requests and in the config', () => {
+    const tiers = { default: 'standard', priorities: { premium: 0, standard: 1 } };
+    const models = new Set(['m']);
+    for (const tier of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+      const r = parseCompletion(Buffer.from(JSON.stringify({ model: 'm', prompt: 'a' })), false, { 'x-llmfleet-tier': tier }, models, tiers) as BadRequest;
+      assert.equal(r.status, 400, tier);
+      assert.equal(r.code, 'invalid_tier', tier);
+      assert.match(r.message, /valid: premium, standard$/);
+      const cfg = gatewayConfigSchema.safeParse({ pools: [{ model: 'm' }], tiers: { default: tier } });
+      assert.equal(cfg.success, false, `tiers.default: ${tier}`);
+    }
+    assert.equal(gatewayConfigSchema.safeParse({ pools: [{ model: 'm' }], tiers: { default: 'gold', priorities: { gold: 0 } } }).success, true);
   });
 
   it('checks every completion field a client can get wrong and names it (message and param)', () => {

@@ -97,6 +97,32 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
     }
   });
 
+  it("keeps a stream's SSE error event (message and code) in the failure it records", async () => {
+    const chunk = 'data: {"choices":[{"text":"x"}]}\n\n';
+    const error = 'data: {"error":{"message":"backend connection lost mid-response (UND_ERR_SOCKET)","type":"api_error","param":null,"code":"backend_disconnected"}}\n\n';
+    const bodies = [chunk + error, chunk + error + 'data: [DONE]\n\n', chunk];
+    let i = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(bodies[i++]);
+      });
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const res = [];
+      for (let k = 0; k < bodies.length; k++) res.push(...(await replay(url, [{ id: k, arrivalS: 0, inputTokens: 4, outputTokens: 3 }], { timeScale: 1, modelOf: () => MODEL, timeoutS: 5, maxInFlight: 10, ignoreEos: true })));
+      assert.deepEqual(res.map((r) => r.failure), ['incomplete', 'incomplete', 'incomplete']);
+      assert.equal(res[0]!.error, 'stream error event (no [DONE]): backend_disconnected: backend connection lost mid-response (UND_ERR_SOCKET)');
+      assert.equal(res[1]!.error, 'stream error event: backend_disconnected: backend connection lost mid-response (UND_ERR_SOCKET)');
+      assert.equal(res[2]!.error, 'stream ended without [DONE]');
+    } finally {
+      server.close();
+    }
+  });
+
   it('sends prompts that share no KV block, so a server with prefix caching cannot skip their prefill', async () => {
     const prompts: number[][] = [];
     const server = createServer((req, res) => {
@@ -130,7 +156,7 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
     for (const [args, msg] of [
       [['--url', 'http://127.0.0.1:1/v1'], /--url: expected the server's base URL without a path/],
       [['--url', 'localhost:8000'], /--url: expected http:\/\/ or https:\/\//],
-      [['--url', 'http://127.0.0.1:1', '--time-scale', '0'], /--time-scale: expected a number/],
+      [['--url', 'http://127.0.0.1:1', '--time-scale', '0'], /--time-scale: expected a number > 0, got '0'$/m],
       [['--url', 'http://127.0.0.1:1', '--max-in-flight', '0'], /--max-in-flight: expected an integer ≥ 1/],
       [['--url', 'http://127.0.0.1:1'], /--url: cannot list models at http:\/\/127\.0\.0\.1:1\/v1\/models .*pass --model/],
     ] as const) {

@@ -49,7 +49,8 @@ export function registerReplay(program: Command): void {
     .option('--quiet', 'print nothing but errors')
     .action(async (o: ReplayFlags) => {
       const base = baseUrl(o.url);
-      const timeScale = parseNumberFlag('--time-scale', o.timeScale, Number.MIN_VALUE);
+      const timeScale = Number(o.timeScale);
+      if (o.timeScale.trim() === '' || !Number.isFinite(timeScale) || timeScale <= 0) throw new UserError(`--time-scale: expected a number > 0, got '${o.timeScale}'`);
       const timeoutS = parseNumberFlag('--timeout', o.timeout, 0.001);
       const maxInFlight = parseIntFlag('--max-in-flight', o.maxInFlight);
       if (maxInFlight < 1) throw new UserError(`--max-in-flight: expected an integer ≥ 1, got '${o.maxInFlight}'`);
@@ -139,13 +140,15 @@ export function registerReplay(program: Command): void {
 function tierBlocks(log: RequestLog, slo: Scenario['slo']): { tiers?: Record<string, Omit<LatencyBlock, 'queue'>> } {
   const names = log.tiers.filter((t) => t !== '').sort();
   if (names.length === 0) return {};
-  const tiers: Record<string, Omit<LatencyBlock, 'queue'>> = {};
+  const tiers: [string, Omit<LatencyBlock, 'queue'>][] = [];
   for (const name of names) {
     const idx = log.tiers.indexOf(name);
-    const { queue: _unobservable, ...block } = latencyBlock(log, { ...slo, ...slo.tiers[name] }, (i) => log.tierIdx[i] === idx);
-    tiers[name] = block;
+    // A tier name comes from the trace: only the scenario's own keys are targets (not `constructor`, `__proto__`).
+    const own = Object.hasOwn(slo.tiers, name) ? slo.tiers[name] : undefined;
+    const { queue: _unobservable, ...block } = latencyBlock(log, { ...slo, ...own }, (i) => log.tierIdx[i] === idx);
+    tiers.push([name, block]);
   }
-  return { tiers };
+  return { tiers: Object.fromEntries(tiers) };
 }
 
 /** The URL's origin: undici's pool takes no path, and a /v1 suffix is the most common slip. */

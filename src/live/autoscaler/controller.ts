@@ -35,6 +35,8 @@ export interface TickRecord {
   proposed: ScaleAction[];
   governed: ScaleAction[];
   results: string[];
+  /** What the actuator's refresh noticed before the signals were built (e.g. a started process that exited); absent when nothing. */
+  refreshed?: string;
 }
 
 /**
@@ -73,8 +75,8 @@ export class LiveAutoscaler {
    */
   private primeGovernor(): void {
     for (const p of this.o.pools) {
-      const up = this.state.lastUpS[p.name];
-      const change = this.state.lastChangeS[p.name];
+      const up = Object.hasOwn(this.state.lastUpS, p.name) ? this.state.lastUpS[p.name] : undefined;
+      const change = Object.hasOwn(this.state.lastChangeS, p.name) ? this.state.lastChangeS[p.name] : undefined;
       const room: PoolStatus = { name: p.name, model: p.model, hardware: p.hardware, region: '', tp: p.tp, pp: 1, provisioning: 0, ready: 1, draining: 0, minCount: 0, maxCount: 2, kvUtilization: 0, outstandingRequests: 0, waiting: 0 };
       if (up !== undefined) this.governor.apply([{ kind: 'add', pool: p.name, count: 1, reason: 'restore' }], [room], up);
       if (change !== undefined && (up === undefined || change > up)) this.governor.apply([{ kind: 'remove', pool: p.name, count: 1, reason: 'restore' }], [room], change);
@@ -116,7 +118,10 @@ export class LiveAutoscaler {
           ready++;
           kv += b.kvUsedFraction;
         } else if (b.state === 'draining') draining++;
-        else if (b.state === 'provisioning') provisioning++;
+        // Capacity on its way: a backend that has never been healthy (starting) or a healthy one out for an outlier
+        // ejection (back within ejectionS). One that was up and now fails its health checks (crashed, killed) is
+        // counted as nothing, so the pool is topped back up to minCount and scalers do not wait on it.
+        else if (b.state === 'provisioning' && (b.healthy || !b.wasHealthy)) provisioning++;
         outstanding += b.outstandingRequests;
         waiting += b.numWaiting;
       }
@@ -146,7 +151,7 @@ export class LiveAutoscaler {
     this.busy = true;
     try {
       const now = this.o.now();
-      await this.o.actuator.refresh?.(this.o.pools);
+      const refreshed = await this.o.actuator.refresh?.(this.o.pools);
       const sig = this.signals(now);
       this.lastTickS = now;
       const proposed = this.o.scaler.decide(sig);
@@ -167,7 +172,7 @@ export class LiveAutoscaler {
         this.state.lastActions.push({ t: now, action: a, result });
         if (this.state.lastActions.length > 50) this.state.lastActions.shift();
       }
-      const rec: TickRecord = { t: now, pools: sig.pools, arrivals: sig.arrivals, proposed, governed, results };
+      const rec: TickRecord = { t: now, pools: sig.pools, arrivals: sig.arrivals, proposed, governed, results, ...(refreshed ? { refreshed } : {}) };
       if (this.o.decisionLog) appendFileSync(this.o.decisionLog, `${JSON.stringify({ ...rec, actuator: this.o.actuator.kind, scaler: this.o.scaler.name })}\n`);
       this.persist(now);
       return rec;

@@ -19,7 +19,7 @@ export function kubeActuator(opts: KubeActuatorOptions): Actuator {
   const api = kc.makeApiClient(AppsV1Api);
   const notReady = new Map<string, number>();
   const deployment = (pool: ScaledPool) => {
-    const d = opts.deployments[pool.name];
+    const d = Object.hasOwn(opts.deployments, pool.name) ? opts.deployments[pool.name] : undefined;
     if (!d) throw new Error(`no deployment configured for pool ${pool.name}`);
     return d;
   };

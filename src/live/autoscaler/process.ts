@@ -93,9 +93,29 @@ export function processActuator(gw: GatewayHandle, opts: ProcessActuatorOptions 
       }
     });
 
+  /** The process is gone (exited, killed): for a child, its exit status; for an adopted one, signal 0 finding no such pid. */
+  const exited = (s: Started): boolean => {
+    if (s.child) return s.child.exitCode !== null || s.child.signalCode !== null;
+    try {
+      process.kill(s.pid, 0);
+      return false;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === 'ESRCH';
+    }
+  };
+
   return {
     kind: 'process',
     pending: (pool) => starting.get(pool.name) ?? 0,
+    async refresh() {
+      // A started backend whose process has exited leaves the gateway and the state file: it is not capacity,
+      // and the pool is topped back up (the governor's minCount, or the scaler) on this very tick.
+      const gone = started.filter(exited);
+      if (gone.length === 0) return;
+      for (const s of gone) started.splice(started.indexOf(s), 1);
+      await Promise.all(gone.map((s) => gw.drainBackend(s.backendId, 0)));
+      return gone.map((s) => `${s.url} (pid ${s.pid}) exited; removed`).join('; ');
+    },
     async add(pool, count) {
       const notes: string[] = [];
       starting.set(pool.name, (starting.get(pool.name) ?? 0) + count);

@@ -26,8 +26,11 @@ export interface Actuator {
   readonly kind: 'process' | 'kubernetes' | 'advisory';
   /** Instances asked for but not yet serving, per pool (counted as `provisioning` by the controller). */
   pending(pool: ScaledPool): number;
-  /** Called once per tick before the signals are built (e.g. to read readiness from the Kubernetes API). */
-  refresh?(pools: readonly ScaledPool[]): Promise<void>;
+  /**
+   * Called once per tick before the signals are built (e.g. to read readiness from the Kubernetes API, or to drop
+   * backends whose process has exited); may return a note for the decision log.
+   */
+  refresh?(pools: readonly ScaledPool[]): Promise<string | void>;
   add(pool: ScaledPool, count: number): Promise<string>;
   remove(pool: ScaledPool, count: number): Promise<string>;
   /** Actuator-specific state to persist (e.g. processes it started), and its restore. */

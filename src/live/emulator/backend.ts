@@ -93,7 +93,10 @@ export class EmulatedBackend {
   readonly finished: FinishedRecord[] = [];
   private readonly ttft = new TextHistogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', TTFT_BUCKETS);
   private readonly itl = new TextHistogram('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', ITL_BUCKETS);
+  /** vLLM V1's older name of the inter-token latency: observed per token, with the same values as `itl`. */
   private readonly tpot = new TextHistogram('vllm:time_per_output_token_seconds', 'Histogram of time per output token in seconds.', ITL_BUCKETS);
+  /** Per finished request: (finish − first token) / (output tokens − 1). */
+  private readonly requestTpot = new TextHistogram('vllm:request_time_per_output_token_seconds', 'Histogram of time_per_output_token_seconds per request.', ITL_BUCKETS);
   private readonly e2e = new TextHistogram('vllm:e2e_request_latency_seconds', 'Histogram of end to end request latency in seconds.', E2E_BUCKETS);
 
   constructor(
@@ -192,7 +195,10 @@ export class EmulatedBackend {
       if (l.sent === 0) this.ttft.observe(t - r.arrivalS);
       else {
         const gap = (t - l.lastTokenS) / (r.generated - l.sent);
-        for (let i = l.sent; i < r.generated; i++) this.itl.observe(gap);
+        for (let i = l.sent; i < r.generated; i++) {
+          this.itl.observe(gap);
+          this.tpot.observe(gap);
+        }
       }
       this.generationTokensTotal += r.generated - l.sent;
       const from = l.sent;
@@ -205,7 +211,7 @@ export class EmulatedBackend {
         if (this.finished.length === HISTORY) this.finished.shift();
         this.finished.push({ arrivalS: r.arrivalS, firstTokenS: r.firstTokenS, finishS: t, inputTokens: r.inputTokens, outputTokens: r.outputTokens });
         this.e2e.observe(t - r.arrivalS);
-        if (r.outputTokens > 1) this.tpot.observe((t - r.firstTokenS) / (r.outputTokens - 1));
+        if (r.outputTokens > 1) this.requestTpot.observe((t - r.firstTokenS) / (r.outputTokens - 1));
         l.sink.onFinish();
       }
     }
@@ -228,10 +234,13 @@ export class EmulatedBackend {
       renderScalar('vllm:num_preemptions_total', 'counter', 'Cumulative number of preemptions.', lb, this.engine.preemptions),
       renderScalar('vllm:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', lb, this.promptTokensTotal),
       renderScalar('vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', lb, this.generationTokensTotal),
-      renderScalar('vllm:request_success_total', 'counter', 'Count of successfully processed requests.', lb, this.requestsFinished),
+      // vLLM labels it by finish reason; the emulator always generates max_tokens (as with ignore_eos), so every one is `length`.
+      renderScalar('vllm:request_success_total', 'counter', 'Count of successfully processed requests.', `${lb},finished_reason="stop"`, 0),
+      `vllm:request_success_total{${lb},finished_reason="length"} ${this.requestsFinished}`,
       this.ttft.render(lb),
       this.itl.render(lb),
       this.tpot.render(lb),
+      this.requestTpot.render(lb),
       this.e2e.render(lb),
       '',
     ].join('\n');

@@ -80,15 +80,19 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
     const object = chat ? (stream ? 'chat.completion.chunk' : 'chat.completion') : 'text_completion';
     const stall = opts.stallAfterTokens ?? Infinity;
     let text = '';
-    if (stream) res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    if (stream) {
+      // vLLM's server sends a stream's headers at once (the body follows token by token).
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.flushHeaders();
+    }
     const chunk = (choice: Record<string, unknown>) => `data: ${JSON.stringify({ id, object, created, model: servedName, choices: [{ index: 0, ...choice }] })}\n\n`;
     const usageBlock = () => ({ prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens });
-    if (stream && chat) res.write(chunk({ delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }));
     const r = backend.submit(inputTokens, outputTokens, {
       onTokens(from, to) {
         const upto = Math.min(to, stall);
         if (stream) {
-          let out = '';
+          // vLLM sends a chat stream's first chunk (the role) with the first output, after prefill, not before.
+          let out = chat && from === 0 && upto > 0 ? chunk({ delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }) : '';
           for (let i = from; i < upto; i++) out += chat ? chunk({ delta: { content: syntheticToken(i) }, logprobs: null, finish_reason: null }) : chunk({ text: syntheticToken(i), logprobs: null, finish_reason: null });
           if (out) res.write(out);
         } else for (let i = from; i < upto; i++) text += syntheticToken(i);

@@ -89,9 +89,12 @@ export const gatewayConfigSchema = z
       .object({
         /** Whole request, queueing included. */
         requestS: seconds.default(600),
-        /** From sending to the backend's response headers. */
+        /**
+         * Streams only: from sending to the first response body byte (the first token; vLLM sends the headers at
+         * once). A non-streaming answer comes whole when it is done, so `requestS` alone bounds it.
+         */
         firstByteS: seconds.default(120),
-        /** Longest silence between two body chunks (catches stalled streams). */
+        /** Longest silence between two body chunks once the body has begun (catches stalled streams); not counted while the client is not reading. */
         idleS: seconds.default(30),
       })
       .strict()
@@ -105,7 +108,7 @@ export const gatewayConfigSchema = z
       .object({ default: z.string().default('standard'), priorities: z.record(z.string(), z.number().int().min(0)).default({ premium: 0, standard: 1, batch: 2 }) })
       .strict()
       .default({ default: 'standard', priorities: { premium: 0, standard: 1, batch: 2 } })
-      .refine((t) => t.priorities[t.default] !== undefined, { message: 'tiers.default must be one of tiers.priorities' }),
+      .refine((t) => Object.hasOwn(t.priorities, t.default), { message: 'tiers.default must be one of tiers.priorities' }),
     drainTimeoutS: seconds.default(30),
     maxBodyBytes: count.default(8 << 20),
     /** The scaling loop (`llmfleet serve` runs it beside the gateway when this section is present). */

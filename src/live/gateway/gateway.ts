@@ -69,6 +69,9 @@ interface Pending {
 /** Connection-level failures: nothing reached the model, so the request may go to another backend. */
 const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED', 'EHOSTUNREACH', 'ENOTFOUND']);
 const CANCELLED = Object.assign(new Error('cancelled by the gateway'), { code: 'UND_ERR_ABORTED' });
+/** The gateway's own per-attempt timeouts (timeouts.firstByteS, timeouts.idleS): the client hears of them, the backend's record does not. */
+const FIRST_BYTE_TIMEOUT = Object.assign(new Error('first byte timeout'), { code: 'LLMFLEET_FIRST_BYTE_TIMEOUT' });
+const IDLE_TIMEOUT = Object.assign(new Error('idle timeout'), { code: 'LLMFLEET_IDLE_TIMEOUT' });
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
 
 /**
@@ -148,11 +151,15 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     if (p.progress) b.active.delete(p.progress);
     p.progress = null;
     metrics.addInflight(p.view.model, -1);
-    if (draining && inflightTotal === 0 && queue.size === 0) for (const w of drainWaiters.splice(0)) w();
+    wakeDrain();
     if (b.inflight === 0) for (const w of backendWaiters.get(b.id)?.splice(0) ?? []) w();
     pump();
   };
   const backendWaiters = new Map<number, (() => void)[]>();
+  /** Wakes `close()` once nothing is in flight or queued (called wherever a request leaves either). */
+  const wakeDrain = () => {
+    if (draining && inflightTotal === 0 && queue.size === 0) for (const w of drainWaiters.splice(0)) w();
+  };
 
   /** Routes one request with the simulator's router; false when it defers (no backend can take it now). */
   const dispatch = (p: Pending): boolean => {
@@ -207,6 +214,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
       blocked.add(p.view.model);
       return blocked.size === models.length ? 'stop' : false;
     });
+    wakeDrain(); // requests refused from the queue (503) leave nothing behind
   };
 
   const setQueued = (p: Pending, on: boolean) => {
@@ -231,6 +239,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
         sendError(p.res, 429, `no backend for model '${p.view.model}' could take the request within ${cfg.admission.queueTimeoutS}s`, 'rate_limit_error', 'queue_timeout', retry);
         finish(p, '429');
       }
+      wakeDrain();
     }, cfg.admission.queueTimeoutS * 1000);
   };
 
@@ -275,6 +284,40 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     let settled = false;
     let cancelled = false;
     let status = 0;
+    /**
+     * The attempt's own timer (undici's headers and body timeouts are off): for a stream, `firstByteS` from sending
+     * to the first body byte (time to first token; vLLM sends the headers at once); then, and for a non-stream from
+     * its headers (which vLLM sends with the whole body), at most `idleS` of silence between body chunks, while the
+     * client is keeping up. A non-streaming response's wait for its headers is bounded by `requestS` alone.
+     */
+    let timer: NodeJS.Timeout | null = null;
+    let lastDataMs = 0;
+    let paused = false;
+    const idleMs = cfg.timeouts.idleS * 1000;
+    const abortAttempt = (err: Error) => {
+      if (controller) controller.abort(err);
+      else {
+        cancelled = true;
+        failed(err);
+      }
+    };
+    const watchIdle = () => {
+      timer = null;
+      if (settled) return;
+      const left = paused ? idleMs : lastDataMs + idleMs - performance.now();
+      if (left > 1) timer = setTimeout(watchIdle, left);
+      else abortAttempt(IDLE_TIMEOUT);
+    };
+    const startIdleWatch = () => {
+      if (timer) clearTimeout(timer);
+      lastDataMs = performance.now();
+      timer = setTimeout(watchIdle, idleMs);
+    };
+    const stopTimer = () => {
+      if (timer) clearTimeout(timer);
+      timer = null;
+    };
+    if (p.stream) timer = setTimeout(() => abortAttempt(FIRST_BYTE_TIMEOUT), cfg.timeouts.firstByteS * 1000);
     /** A backend 5xx without a JSON body (a proxy's HTML page, a crash dump): replaced by the gateway's own 502. */
     let opaqueError = false;
     const replaceOpaque = () => {
@@ -286,14 +329,15 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     const failed = (err: Error & { code?: string }) => {
       if (settled) return;
       settled = true;
+      stopTimer();
       if (status === 0) {
         release(p);
         if (p.done) return;
         if (p.timedOut) {
           sendError(p.res, 504, `request exceeded ${cfg.timeouts.requestS}s`, 'timeout_error', 'timeout');
           finish(p, '504');
-        } else if (err.code === 'UND_ERR_HEADERS_TIMEOUT') {
-          recordFailure(b, false);
+        } else if (err.code === FIRST_BYTE_TIMEOUT.code) {
+          // A slow backend is not a failing one: no mark towards outlier ejection (nor for the stall below).
           sendError(p.res, 504, `backend sent no response within ${cfg.timeouts.firstByteS}s`, 'timeout_error', 'backend_timeout');
           finish(p, '504');
         } else if (CONNECT_ERRORS.has(err.code ?? '')) {
@@ -310,10 +354,9 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
         replaceOpaque();
       } else if (!p.done) {
         if (p.timedOut) streamError(p, `request exceeded ${cfg.timeouts.requestS}s`, 'timeout');
-        else if (err.code === 'UND_ERR_BODY_TIMEOUT') {
-          recordFailure(b, false);
-          streamError(p, `backend sent nothing for ${cfg.timeouts.idleS}s`, 'backend_stalled');
-        } else {
+        else if (err.code === FIRST_BYTE_TIMEOUT.code) streamError(p, `backend sent no token within ${cfg.timeouts.firstByteS}s`, 'backend_timeout');
+        else if (err.code === IDLE_TIMEOUT.code) streamError(p, `backend sent nothing for ${cfg.timeouts.idleS}s`, 'backend_stalled');
+        else {
           recordFailure(b, false);
           streamError(p, `backend connection lost mid-response (${err.code ?? err.message})`, 'backend_disconnected');
         }
@@ -332,7 +375,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     };
 
     pools.get(b.id)!.dispatch(
-      { path: p.path, method: 'POST', headers: p.headers, body: p.body, headersTimeout: cfg.timeouts.firstByteS * 1000, bodyTimeout: cfg.timeouts.idleS * 1000 },
+      { path: p.path, method: 'POST', headers: p.headers, body: p.body, headersTimeout: 0, bodyTimeout: 0 },
       {
         onRequestStart(c) {
           controller = c;
@@ -342,11 +385,13 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
           if (settled) return;
           if (p.done) {
             settled = true;
+            stopTimer();
             c.abort(CANCELLED);
             release(p);
             return;
           }
           status = statusCode;
+          if (!p.stream) startIdleWatch();
           if (statusCode >= 500) recordFailure(b, false);
           else b.consecutiveFailures = 0;
           opaqueError = statusCode >= 500 && !String(headers['content-type'] ?? '').includes('json');
@@ -357,21 +402,31 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
           p.res.writeHead(statusCode, out);
         },
         onResponseData(c, chunk) {
-          if (settled || opaqueError) return;
+          if (settled) return;
+          lastDataMs = performance.now();
+          if (opaqueError) return;
           if (!p.firstByte) {
             p.firstByte = true;
             b.pending -= p.view.inputTokens;
             p.progress?.started();
             if (status === 200) metrics.observeTtft(p.view.model, p.tier, (performance.now() - p.arrivalMs) / 1000);
+            if (p.stream) startIdleWatch();
           }
           if (!p.res.write(chunk)) {
+            // A slow client is not a stalled backend: the idle clock waits while the backend is paused.
+            paused = true;
             c.pause();
-            p.res.once('drain', () => c.resume());
+            p.res.once('drain', () => {
+              paused = false;
+              lastDataMs = performance.now();
+              c.resume();
+            });
           }
         },
         onResponseEnd() {
           if (settled) return;
           settled = true;
+          stopTimer();
           if (opaqueError) replaceOpaque();
           else {
             p.res.end();
@@ -443,6 +498,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
       if (p.queued) {
         queue.remove(p, p.priority);
         setQueued(p, false);
+        wakeDrain();
       }
       if (!p.done) finish(p, 'client_closed');
       p.cancel?.();
@@ -454,6 +510,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
         setQueued(p, false);
         sendError(res, 504, `request exceeded ${cfg.timeouts.requestS}s`, 'timeout_error', 'timeout');
         finish(p, '504');
+        wakeDrain();
       } else p.cancel?.();
     }, cfg.timeouts.requestS * 1000);
 

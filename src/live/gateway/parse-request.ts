@@ -41,7 +41,8 @@ export function parseCompletion(buf: Buffer, chat: boolean, headers: IncomingHtt
   if ('param' in f) return { status: 400, message: f.message, code: `invalid_${/^[a-z_]+/.exec(f.param)![0]}`, param: f.param, model };
   const th = headers[TIER_HEADER];
   const tier = typeof th === 'string' && th !== '' ? th : tiers.default;
-  const priority = tiers.priorities[tier];
-  if (priority === undefined) return { status: 400, message: `${TIER_HEADER}: unknown tier '${tier}'; valid: ${Object.keys(tiers.priorities).join(', ')}`, code: 'invalid_tier', param: null, model };
+  // Own keys only: an inherited name (`constructor`, `__proto__`, `toString`) is not a configured tier.
+  const priority = Object.hasOwn(tiers.priorities, tier) ? tiers.priorities[tier] : undefined;
+  if (typeof priority !== 'number') return { status: 400, message: `${TIER_HEADER}: unknown tier '${tier}'; valid: ${Object.keys(tiers.priorities).join(', ')}`, code: 'invalid_tier', param: null, model };
   return { model, inputTokens: f.inputTokens, maxTokens: f.maxTokens, stream: f.stream, tier, priority };
 }
