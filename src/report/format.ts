@@ -7,17 +7,17 @@ export const formatLatency = (s: number): string => (s < 1 ? `${(s * 1000).toFix
  * An SLO attainment in [0, 1] to 0.01 %, rounded down so that a run with any miss never prints 100 %:
  * "99.97%", "100%" only when every request met its targets.
  */
-export const formatAttainment = (a: number): string => (a >= 1 ? '100%' : `${attainmentAsPrinted(a * 100).toFixed(2)}%`);
+export const formatAttainment = (a: number): string => (a >= 1 ? '100%' : `${(attainmentAsPrinted(a) * 100).toFixed(2)}%`);
 
-/** The attainment (fraction, or percent) as `formatAttainment` shows it: floored to 0.01 % (a hair of float noise allowed). */
-function attainmentAsPrinted(x: number): number {
-  return Math.floor(x * 100 + 1e-7) / 100;
+/** An attainment (fraction) as `formatAttainment` shows it: floored to 0.01 % (a hair of float noise allowed). */
+function attainmentAsPrinted(a: number): number {
+  return a >= 1 ? 1 : Math.floor(a * 1e4 + 1e-7) / 1e4;
 }
 
 /** A cost / attainment point as the comparison table prints it: cents, and 0.01 % of attainment. */
 export const asPrinted = (p: { costUsd: number; attainment: number }) => ({
   costUsd: Math.round(p.costUsd * 100) / 100,
-  attainment: p.attainment >= 1 ? 1 : attainmentAsPrinted(p.attainment * 100) / 100,
+  attainment: attainmentAsPrinted(p.attainment),
 });
 
 /**
