@@ -8,9 +8,12 @@ import { getModel } from '../../model/catalog.ts';
 import { loadProfileTable } from '../../perf/profile-table.ts';
 import { calibrate, type CalibrationResult, type ErrorStats } from '../../perf/calibrate.ts';
 import { checkVidurProfiles, type VidurCheckResult } from '../../perf/vidur-check.ts';
+import { checkMeasuredSteps, type StepCheckResult } from '../../perf/step-check.ts';
+import type { RowGroupCheck } from '../../perf/measured-check.ts';
 
 const BUNDLED_PROFILE = fileURLToPath(new URL('../../../data/profiles/splitwise_perf_model.csv', import.meta.url));
 const BUNDLED_VIDUR = fileURLToPath(new URL('../../../data/profiles/vidur', import.meta.url));
+const BUNDLED_STEPS = ['h100', 'h200'].map((gpu) => fileURLToPath(new URL(`../../../data/profiles/measured/${gpu}-steps.csv`, import.meta.url)));
 
 function collectMap(value: string, prev: Record<string, string> = {}): Record<string, string> {
   const m = /^([^=\s]+)=([^=\s]+)$/.exec(value);
@@ -57,24 +60,33 @@ export function formatCalibration(r: CalibrationResult): string {
   return out.join('\n');
 }
 
-/** The Vidur check as a fixed-width table (one line per row group), for stdout. */
-export function formatVidurCheck(r: VidurCheckResult): string {
-  const ms = (x: number): string => (x < 0.1 ? x.toFixed(4) : x.toFixed(3));
+const ms = (x: number): string => (x < 0.1 ? x.toFixed(4) : x.toFixed(3));
+
+/** One line per row group: held-out error under each set of factors, and the smallest and largest rows. */
+function rowGroupTable(keys: readonly RowGroupCheck[], name: (k: RowGroupCheck) => string, unit: (k: RowGroupCheck) => string): string[] {
   const head = ['row group', 'test MAPE default', 'calibrated', 'fitted', '(n)', 'smallest: measured / default ms', 'largest: measured / default ms'];
-  const rows = r.keys.map((k) => {
+  const rows = keys.map((k) => {
     const [lo, , hi] = k.samples;
-    const unit = k.kind === 'layer' ? 'tok' : 'B';
     return [
-      `${k.kind === 'layer' ? 'layer' : 'all-reduce'} ${k.key}`,
+      name(k),
       pct(k.test.default),
       k.test.calibrated ? pct(k.test.calibrated) : '-',
       pct(k.test.fitted),
       String(k.test.fitted.n),
-      `${lo!.x} ${unit}: ${ms(lo!.measuredMs)} / ${ms(lo!.defaultMs)}`,
-      `${hi!.x} ${unit}: ${ms(hi!.measuredMs)} / ${ms(hi!.defaultMs)}`,
+      `${lo!.label}${unit(k)}: ${ms(lo!.measuredMs)} / ${ms(lo!.defaultMs)}`,
+      `${hi!.label}${unit(k)}: ${ms(hi!.measuredMs)} / ${ms(hi!.defaultMs)}`,
     ];
   });
-  const out = [...fixedWidth(head, rows), '', 'fitted here (on alternate rows; the error above is on the others):'];
+  return fixedWidth(head, rows);
+}
+
+/** The Vidur check as a fixed-width table (one line per row group), for stdout. */
+export function formatVidurCheck(r: VidurCheckResult): string {
+  const out = [
+    ...rowGroupTable(r.keys, (k) => `${k.kind} ${k.key}`, (k) => (k.kind === 'layer' ? ' tok' : ' B')),
+    '',
+    'fitted here (on alternate rows; the error above is on the others):',
+  ];
   for (const f of r.fits) {
     const e = f.fitted;
     out.push(
@@ -84,6 +96,21 @@ export function formatVidurCheck(r: VidurCheckResult): string {
     );
   }
   for (const s of r.skipped) out.push(`skipped ${s.file}: ${s.reason}`);
+  return out.join('\n');
+}
+
+/** The measured-step check as a fixed-width table, for stdout. */
+export function formatStepCheck(r: StepCheckResult): string {
+  const out = [
+    ...rowGroupTable(r.keys, (k) => k.key, (k) => (k.kind === 'prefill' ? ' B×prompt' : ' B×context')),
+    '',
+    'GPU work only: the engine overheads (step, prefill, per sequence) are zero on both sides.',
+    'fitted here (prefill and graph-replayed decode, alternate rows; the error above is on the others):',
+  ];
+  for (const f of r.fits) {
+    const e = f.fitted;
+    out.push(`  ${f.group}: compute ${e.compute!.toFixed(3)}, memory ${e.memory!.toFixed(3)}, + ${(e.layerFixedS! * 1e6).toFixed(1)} µs per layer`);
+  }
   return out.join('\n');
 }
 
@@ -97,7 +124,18 @@ export function registerCalibrate(program: Command): void {
     .option('--fit-per <what>', "one set of factors per 'hardware' or per 'key' (diagnostic)", 'hardware')
     .option('--no-large-step-comm', 'fit the plain roofline, without the large-step communication knee (ablation)')
     .option('--vidur [dir]', "instead: check the roofline's layer and all-reduce times against Vidur's measured profiles (default: the bundled data/profiles/vidur)")
-    .action((opts: { profile: string; out: string; map?: Record<string, string>; fitPer: string; largeStepComm: boolean; vidur?: string | true }) => {
+    .option('--steps [files...]', 'instead: check the roofline against engine steps timed on a GPU by bench/gpu/measure_steps.py (default: the bundled H100 and H200 measurements)')
+    .action((opts: { profile: string; out: string; map?: Record<string, string>; fitPer: string; largeStepComm: boolean; vidur?: string | true; steps?: string[] | true }) => {
+      if (opts.vidur !== undefined && opts.steps !== undefined) throw new UserError('--vidur and --steps: give one check at a time');
+      if (opts.steps !== undefined) {
+        prepareOutDir('--out', opts.out);
+        const result = checkMeasuredSteps(opts.steps === true ? BUNDLED_STEPS : opts.steps);
+        process.stdout.write(formatStepCheck(result) + '\n');
+        const file = join(opts.out, 'step-check.json');
+        writeFileSync(file, JSON.stringify({ command: `llmfleet ${process.argv.slice(2).join(' ')}`, ...result }, null, 2) + '\n');
+        process.stdout.write(`wrote ${file}\n`);
+        return;
+      }
       if (opts.vidur !== undefined) {
         prepareOutDir('--out', opts.out);
         const t0 = performance.now();

@@ -1,0 +1,382 @@
+"""Measures engine-iteration times of Llama-shaped models on one GPU, to check the roofline (src/perf/roofline.ts).
+
+Random bf16 weights, no checkpoint. A minimal Llama forward (RMSNorm, fused QKV, RoPE, attention, SwiGLU, LM head
+on one token per sequence, as vLLM computes logits) timed as an engine would run it:
+
+- prefill: B sequences of L prompt tokens, eager, causal attention through PyTorch's SDPA (FlashAttention on
+  Hopper); K/V are not written to a paged cache (a copy of 2·layers·kvHeads·headDim values per token, small);
+- decode: B sequences each attending to a context of C tokens in a contiguous KV cache, the new token's K/V
+  written into it, captured once as a CUDA graph and timed by replays (vLLM replays graphs for decode); a few
+  decode shapes are also timed eagerly, to show what the graph saves.
+
+A transformers LlamaForCausalLM of the same shape times a few prefills as a cross-check of the minimal forward.
+Rows: model,layers,kind,batch,tokens_per_seq,impl,median_ms,p10_ms,p90_ms (tokens_per_seq = prompt L or context C).
+
+    python3 bench/gpu/measure_steps.py --out DIR          # on the GPU, ≈ 3-4 min on an H100
+    python3 bench/gpu/measure_steps.py --smoke --out DIR  # tiny shapes on the CPU, to check the script
+"""
+import argparse
+import csv
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+MODELS = {
+    # name: shape; `layers` may be fewer than the model has (a slice that fits one GPU: the check scales the spec).
+    'llama2-7b': dict(layers=32, hidden=4096, heads=32, kv=32, hd=128, inter=11008, vocab=32000),
+    'llama3.1-8b': dict(layers=32, hidden=4096, heads=32, kv=8, hd=128, inter=14336, vocab=128256),
+    'llama2-70b': dict(layers=10, hidden=8192, heads=64, kv=8, hd=128, inter=28672, vocab=32000),
+}
+SMOKE_MODELS = {'tiny': dict(layers=2, hidden=256, heads=4, kv=2, hd=64, inter=512, vocab=1000)}
+
+PREFILL = [(1, 128), (1, 256), (1, 512), (1, 1024), (1, 2048), (1, 4096), (1, 8192), (4, 256), (4, 1024), (16, 128), (2, 2048)]
+DECODE_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+DECODE_CONTEXTS = [256, 1024, 4096]
+EAGER_DECODE = [(1, 1024), (32, 1024)]
+KV_BUDGET_BYTES = 40e9  # the largest decode cache allocated
+HARDWARE = 'cpu'  # the catalog id of the device measured (set in main)
+
+
+def catalog_id(device_name):
+    """llmfleet's catalog id for a CUDA device name (src/model/hardware.ts), else the name itself."""
+    n = device_name.upper()
+    for key, cid in (('H200', 'h200'), ('H100', 'h100-80gb'), ('A100-SXM4-80GB', 'a100-80gb'), ('A100 80GB', 'a100-80gb'),
+                     ('A100', 'a100-40gb'), ('L4', 'l4'), ('A10G', 'a10g'), ('MI300X', 'mi300x')):
+        if key in n:
+            return cid
+    return device_name.lower().replace(' ', '-')
+
+
+class Timer:
+    """Median / p10 / p90 of repeated runs of fn, in ms; CUDA events on the GPU, the host clock on the CPU."""
+
+    def __init__(self, dev):
+        self.dev = dev
+
+    def __call__(self, fn, warmup=3, reps=10):
+        for _ in range(warmup):
+            fn()
+        times = []
+        for _ in range(reps):
+            if self.dev.type == 'cuda':
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                a.record()
+                fn()
+                b.record()
+                b.synchronize()
+                times.append(a.elapsed_time(b))
+            else:
+                t = time.perf_counter()
+                fn()
+                times.append((time.perf_counter() - t) * 1e3)
+        times.sort()
+        q = lambda p: times[min(len(times) - 1, int(p * len(times)))]
+        return statistics.median(times), q(0.1), q(0.9)
+
+
+def rms_norm(x, w, eps=1e-5):
+    v = x.float().pow(2).mean(-1, keepdim=True)
+    return (x.float() * torch.rsqrt(v + eps)).to(x.dtype) * w
+
+
+def rope(x, cos, sin):
+    # x: [..., T, hd]; rotate halves (Llama's rotate_half convention).
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+
+def _fused_mlp(x, w):
+    g, u = (F.rms_norm(x, (x.shape[-1],), w['ln2'], 1e-5) @ w['wgu']).chunk(2, dim=-1)
+    return torch.addmm(x, F.silu(g) * u, w['wd'])
+
+
+def fused_prefill_layer(x, w, cos, sin, B, L, H, KV, hd):
+    """Fewer kernels: PyTorch's fused RMSNorm, one rotation for q and k, SDPA's own GQA, residual adds in the GEMM."""
+    qkv = (F.rms_norm(x, (x.shape[-1],), w['ln1'], 1e-5) @ w['wqkv']).view(B, L, H + 2 * KV, hd).transpose(1, 2)
+    q, k = rope(qkv[:, :H + KV], cos, sin).split([H, KV], dim=1)
+    a = F.scaled_dot_product_attention(q, k, qkv[:, H + KV:], is_causal=True, enable_gqa=KV != H)
+    x = torch.addmm(x, a.transpose(1, 2).reshape(B * L, H * hd), w['wo'])
+    return _fused_mlp(x, w)
+
+
+def fused_decode_layer(x, w, kc, vc, cos, sin, H, KV, hd):
+    B = x.shape[0]
+    qkv = (F.rms_norm(x, (x.shape[-1],), w['ln1'], 1e-5) @ w['wqkv']).view(B, H + 2 * KV, hd)
+    q, k = rope(qkv[:, :H + KV], cos, sin).split([H, KV], dim=1)
+    kc[:, :, -1] = k
+    vc[:, :, -1] = qkv[:, H + KV:]
+    a = F.scaled_dot_product_attention(q.unsqueeze(2), kc, vc, enable_gqa=KV != H)
+    x = torch.addmm(x, a.reshape(B, H * hd), w['wo'])
+    return _fused_mlp(x, w)
+
+
+_compiled = {}
+
+
+def layer_fns(variant):
+    """(prefill layer, decode layer) of the fused forward, eager or under torch.compile (what vLLM V1 runs)."""
+    if variant == 'fused':
+        return fused_prefill_layer, fused_decode_layer
+    if not _compiled:
+        _compiled['p'] = torch.compile(fused_prefill_layer, dynamic=True)
+        _compiled['d'] = torch.compile(fused_decode_layer, dynamic=True)
+    return _compiled['p'], _compiled['d']
+
+
+class MiniLlama:
+    def __init__(self, cfg, dev, dtype):
+        self.c, self.dev, self.dtype = cfg, dev, dtype
+        self.variant = 'plain'
+        h, H, KV, hd, I = cfg['hidden'], cfg['heads'], cfg['kv'], cfg['hd'], cfg['inter']
+        r = lambda *s: (torch.randn(*s, device=dev, dtype=dtype) * 0.02)
+        self.emb = r(cfg['vocab'], h)
+        self.head = r(h, cfg['vocab'])
+        self.norm = torch.ones(h, device=dev, dtype=dtype)
+        self.layers = [
+            dict(ln1=torch.ones(h, device=dev, dtype=dtype), wqkv=r(h, (H + 2 * KV) * hd), wo=r(H * hd, h),
+                 ln2=torch.ones(h, device=dev, dtype=dtype), wgu=r(h, 2 * I), wd=r(I, h))
+            for _ in range(cfg['layers'])
+        ]
+        inv = 1.0 / (10000 ** (torch.arange(0, hd, 2, device=dev, dtype=torch.float32) / hd))
+        self.inv_freq = inv
+
+    def cos_sin(self, pos):
+        f = torch.outer(pos.float(), self.inv_freq)
+        e = torch.cat((f, f), dim=-1)
+        return e.cos().to(self.dtype), e.sin().to(self.dtype)
+
+    def _mlp(self, x, w):
+        g, u = (rms_norm(x, w['ln2']) @ w['wgu']).chunk(2, dim=-1)
+        return x + (F.silu(g) * u) @ w['wd']
+
+    def prefill(self, ids):
+        B, L = ids.shape
+        c = self.c
+        H, KV, hd = c['heads'], c['kv'], c['hd']
+        cos, sin = self.cos_sin(torch.arange(L, device=self.dev))
+        x = self.emb[ids.reshape(-1)]
+        if self.variant != 'plain':
+            layer = layer_fns(self.variant)[0]
+            for w in self.layers:
+                x = layer(x, w, cos, sin, B, L, H, KV, hd)
+            return rms_norm(x.view(B, L, -1)[:, -1], self.norm) @ self.head
+        for w in self.layers:
+            qkv = rms_norm(x, w['ln1']) @ w['wqkv']
+            q, k, v = qkv.view(B, L, H + 2 * KV, hd).transpose(1, 2).split([H, KV, KV], dim=1)
+            q, k = rope(q, cos, sin), rope(k, cos, sin)
+            if KV != H:
+                k, v = k.repeat_interleave(H // KV, dim=1), v.repeat_interleave(H // KV, dim=1)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + a.transpose(1, 2).reshape(B * L, H * hd) @ w['wo']
+            x = self._mlp(x, w)
+        last = x.view(B, L, -1)[:, -1]
+        return rms_norm(last, self.norm) @ self.head
+
+    def decode_state(self, B, C):
+        c = self.c
+        shape = (B, c['kv'], C, c['hd'])
+        caches = [(torch.randn(shape, device=self.dev, dtype=self.dtype), torch.randn(shape, device=self.dev, dtype=self.dtype)) for _ in self.layers]
+        ids = torch.randint(0, c['vocab'], (B,), device=self.dev)
+        pos = torch.full((B,), C - 1, device=self.dev)
+        return caches, ids, pos
+
+    def decode(self, caches, ids, pos):
+        """One token per sequence; its K/V go to the last slot of each context, then attention over all C."""
+        c = self.c
+        B = ids.shape[0]
+        H, KV, hd = c['heads'], c['kv'], c['hd']
+        G = H // KV
+        cos, sin = self.cos_sin(pos)
+        cos, sin = cos[:, None, :], sin[:, None, :]
+        x = self.emb[ids]
+        if self.variant != 'plain':
+            layer = layer_fns(self.variant)[1]
+            for w, (kc, vc) in zip(self.layers, caches):
+                x = layer(x, w, kc, vc, cos, sin, H, KV, hd)
+            return rms_norm(x, self.norm) @ self.head
+        scale = 1.0 / math.sqrt(hd)
+        for w, (kc, vc) in zip(self.layers, caches):
+            qkv = rms_norm(x, w['ln1']) @ w['wqkv']
+            q, k, v = qkv.view(B, H + 2 * KV, hd).split([H, KV, KV], dim=1)
+            q, k = rope(q, cos, sin), rope(k, cos, sin)
+            kc[:, :, -1] = k
+            vc[:, :, -1] = v
+            # Grouped attention: each K/V head read once for its G query heads (what the roofline assumes).
+            s = torch.matmul(q.view(B, KV, G, hd), kc.transpose(-1, -2)) * scale
+            a = torch.matmul(torch.softmax(s.float(), dim=-1).to(self.dtype), vc)
+            x = x + a.reshape(B, H * hd) @ w['wo']
+            x = self._mlp(x, w)
+        return rms_norm(x, self.norm) @ self.head
+
+
+def kv_bytes(cfg, B, C):
+    return 2 * cfg['layers'] * B * C * cfg['kv'] * cfg['hd'] * 2
+
+
+VARIANTS = {  # variant: (prefill impl, decode impl) names in the CSV
+    'plain': ('mini-eager', 'mini-graph'),
+    'fused': ('fused-eager', 'fused-graph'),
+    'compiled': ('compiled', 'compiled-graph'),
+}
+TIME_GUARD_S = 330  # no compiled variant is started after this (compiling costs tens of seconds per model)
+
+
+def measure_model(name, cfg, dev, dtype, timer, rows, log, smoke, t0, variants):
+    m = MiniLlama(cfg, dev, dtype)
+    prefill = [(1, 16), (2, 32)] if smoke else PREFILL
+    batches, contexts = ([1, 4], [32, 64]) if smoke else (DECODE_BATCHES, DECODE_CONTEXTS)
+    eager = [(1, 32)] if smoke else EAGER_DECODE
+    out = lambda kind, B, T, impl, r: rows.append(dict(hardware=HARDWARE, model=name, layers=cfg['layers'], kind=kind, batch=B, tokens_per_seq=T, impl=impl,
+                                                      median_ms=f'{r[0]:.4f}', p10_ms=f'{r[1]:.4f}', p90_ms=f'{r[2]:.4f}'))
+    for variant, (pname, dname) in VARIANTS.items():
+        if variant not in variants:
+            continue
+        if variant == 'compiled' and time.time() - t0 > TIME_GUARD_S:
+            log(f'{name}: compiled variant skipped (past {TIME_GUARD_S} s)')
+            continue
+        m.variant = variant
+        with torch.inference_mode():
+            for B, L in prefill:
+                try:
+                    ids = torch.randint(0, cfg['vocab'], (B, L), device=dev)
+                    r = timer(lambda: m.prefill(ids), reps=7)
+                    out('prefill', B, L, pname, r)
+                    log(f'{name} prefill {pname} B={B} L={L}: {r[0]:.3f} ms')
+                except Exception as e:  # noqa: BLE001 - keep the other shapes
+                    log(f'{name} prefill {pname} B={B} L={L} FAILED: {type(e).__name__}: {str(e)[:300]}')
+            for C in contexts:
+                for B in batches:
+                    if kv_bytes(cfg, B, C) > KV_BUDGET_BYTES:
+                        continue
+                    try:
+                        measure_decode(m, name, B, C, dev, timer, out, log, eager if variant == 'plain' else [], dname)
+                    except Exception as e:  # noqa: BLE001
+                        log(f'{name} decode {dname} B={B} C={C} FAILED: {type(e).__name__}: {str(e)[:300]}')
+                    if dev.type == 'cuda':
+                        torch.cuda.empty_cache()
+        log(f'-- {name} {variant} done at {time.time() - t0:.0f} s')
+    del m
+    if dev.type == 'cuda':
+        torch.cuda.empty_cache()
+
+
+def measure_decode(m, name, B, C, dev, timer, out, log, eager, dname):
+    """One decode shape: eager when asked, then as a captured CUDA graph (GPU only)."""
+    caches, ids, pos = m.decode_state(B, C)
+    if (B, C) in eager:
+        r = timer(lambda: m.decode(caches, ids, pos), reps=10)
+        out('decode', B, C, 'mini-eager', r)
+        log(f'{name} decode eager B={B} C={C}: {r[0]:.3f} ms')
+    if dev.type == 'cuda':
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(2):
+                m.decode(caches, ids, pos)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            m.decode(caches, ids, pos)
+        r = timer(g.replay, reps=20)
+        out('decode', B, C, dname, r)
+        log(f'{name} decode {dname} B={B} C={C}: {r[0]:.3f} ms')
+
+
+def hf_cross_check(dev, dtype, timer, rows, log, smoke):
+    """transformers' own Llama, same shape as llama2-7b (or the smoke model), a few prefills with logits for one token."""
+    try:
+        from transformers import LlamaConfig, LlamaForCausalLM
+    except Exception as e:  # noqa: BLE001 - the check is optional
+        log(f'hf cross-check skipped: {e}')
+        return
+    name, cfg = ('tiny', SMOKE_MODELS['tiny']) if smoke else ('llama2-7b', MODELS['llama2-7b'])
+    conf = LlamaConfig(hidden_size=cfg['hidden'], intermediate_size=cfg['inter'], num_hidden_layers=cfg['layers'],
+                       num_attention_heads=cfg['heads'], num_key_value_heads=cfg['kv'], vocab_size=cfg['vocab'],
+                       max_position_embeddings=8192)
+    conf._attn_implementation = 'sdpa'
+    try:
+        torch.set_default_dtype(dtype)
+        with torch.device(dev):
+            model = LlamaForCausalLM(conf).eval()
+        torch.set_default_dtype(torch.float32)
+        for B, L in ([(1, 16)] if smoke else [(1, 512), (1, 2048), (4, 1024)]):
+            ids = torch.randint(0, cfg['vocab'], (B, L), device=dev)
+            with torch.inference_mode():
+                r = timer(lambda: model(input_ids=ids, use_cache=False, logits_to_keep=1), reps=7)
+            rows.append(dict(hardware=HARDWARE, model=name, layers=cfg['layers'], kind='prefill', batch=B, tokens_per_seq=L, impl='hf-eager',
+                             median_ms=f'{r[0]:.4f}', p10_ms=f'{r[1]:.4f}', p90_ms=f'{r[2]:.4f}'))
+            log(f'hf {name} prefill B={B} L={L}: {r[0]:.3f} ms')
+        del model
+    except Exception as e:  # noqa: BLE001
+        torch.set_default_dtype(torch.float32)
+        log(f'hf cross-check failed: {type(e).__name__}: {e}')
+    if dev.type == 'cuda':
+        torch.cuda.empty_cache()
+
+
+def ceilings(dev, dtype, timer, log):
+    """Achieved matmul FLOP/s and copy bandwidth on this card, for reading the fitted factors against the datasheet."""
+    n = 8192
+    a, b = torch.randn(n, n, device=dev, dtype=dtype), torch.randn(n, n, device=dev, dtype=dtype)
+    ms = timer(lambda: a @ b, warmup=5, reps=10)[0]
+    x = torch.empty(int(2e9), device=dev, dtype=torch.uint8)
+    y = torch.empty_like(x)
+    cms = timer(lambda: y.copy_(x), warmup=3, reps=10)[0]
+    log(f'ceilings: bf16 matmul {2 * n**3 / ms / 1e9:.0f} TFLOP/s; copy {2 * x.numel() / cms / 1e6:.0f} GB/s (read + write)')
+    del a, b, x, y
+    torch.cuda.empty_cache()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument('--out', default='.')
+    p.add_argument('--smoke', action='store_true')
+    p.add_argument('--models', default=','.join(MODELS))
+    p.add_argument('--variants', default=','.join(VARIANTS), help='which of plain, fused, compiled')
+    p.add_argument('--no-hf', action='store_true', help="skip the transformers cross-check")
+    args = p.parse_args()
+    dev = torch.device('cpu' if args.smoke else 'cuda')
+    dtype = torch.float32 if args.smoke else torch.bfloat16
+    os.makedirs(args.out, exist_ok=True)
+    logf = open(os.path.join(args.out, 'log.txt'), 'w')
+
+    def log(s):
+        print(s, flush=True)
+        logf.write(s + '\n')
+        logf.flush()
+
+    timer = Timer(dev)
+    rows = []
+    global HARDWARE
+    if dev.type == 'cuda':
+        props = torch.cuda.get_device_properties(0)
+        HARDWARE = catalog_id(props.name)
+        log(f'device: {props.name}, {props.total_memory / 2**30:.1f} GiB, {props.multi_processor_count} SMs; torch {torch.__version__}')
+        ceilings(dev, dtype, timer, log)
+    models = SMOKE_MODELS if args.smoke else {k: MODELS[k] for k in args.models.split(',')}
+    t0 = time.time()
+    path = os.path.join(args.out, 'steps.csv')
+
+    def save():  # after every model, so a run cut short still returns what it measured
+        if rows:
+            with open(path, 'w', newline='') as f:
+                wr = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+                wr.writeheader()
+                wr.writerows(rows)
+
+    for name, cfg in models.items():
+        measure_model(name, cfg, dev, dtype, timer, rows, log, args.smoke, t0, args.variants.split(','))
+        save()
+    if not args.no_hf:
+        hf_cross_check(dev, dtype, timer, rows, log, args.smoke)
+    save()
+    log(f'{len(rows)} rows -> {path} in {time.time() - t0:.0f} s')
+
+
+if __name__ == '__main__':
+    sys.exit(main())

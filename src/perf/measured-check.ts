@@ -1,0 +1,198 @@
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../util/errors.ts';
+import { minimize, type ErrorStats } from './calibrate.ts';
+import type { Efficiency } from './efficiency.ts';
+import { rooflinePerfModel } from './roofline.ts';
+import type { BatchShape, Deployment, PerfModel } from './types.ts';
+
+/**
+ * What the checks of the roofline against measured times share (`vidur-check.ts`: Vidur's operator and all-reduce
+ * profiles; `step-check.ts`: whole engine steps timed on a GPU): each measurement becomes a step of the simulator's
+ * own `rooflinePerfModel` to predict, rows are split alternately into training and test per row group, factors
+ * are fitted per device on the training rows, and the error is reported on the test rows.
+ */
+
+export type CheckKind = 'layer' | 'all-reduce' | 'prefill' | 'decode';
+
+export interface Obs {
+  /** Row group, e.g. `<gpu>/<model>/tp<k>`; rows of a key share one deployment. */
+  key: string;
+  kind: CheckKind;
+  /** The device (or node) whose factors are fitted together. */
+  group: string;
+  /** Size the rows of a key are sorted (and split) by: tokens, bytes. */
+  x: number;
+  /** The row's shape in words, for the samples (default: x). */
+  label?: string;
+  measuredS: number;
+  split: 'train' | 'test';
+  /** Whether the fit may use this row (default true): rows of a variant timed only for comparison are not. */
+  fit?: boolean;
+  dep: Deployment;
+  shape: BatchShape;
+  /** Fraction of the step's time the row measures (½ for an all-reduce: a layer has two). */
+  scale: number;
+}
+
+/** The roofline's factors plus a fixed latency per layer that a fit may add (kernel launches and tails). */
+export interface Fitted extends Efficiency {
+  layerFixedS?: number;
+}
+
+export interface RowGroupCheck {
+  key: string;
+  kind: CheckKind;
+  /** Hardware whose datasheet the roofline used. */
+  hardware: string;
+  tp: number;
+  /** Held-out error with the uncalibrated defaults, with `calibrated: true` (where calibrated.ts has the device), and with the factors fitted here. */
+  test: { default: ErrorStats; calibrated?: ErrorStats; fitted: ErrorStats };
+  /** Measured and predicted ms at a few sizes, for the eye. */
+  samples: { x: number; label: string; measuredMs: number; defaultMs: number; fittedMs: number }[];
+}
+
+export interface GroupFit {
+  group: string;
+  kind: CheckKind;
+  hardware: string;
+  fitted: Partial<Fitted>;
+  trainLoss: number;
+}
+
+/** The engine's CPU-side costs: no measurement here includes them, so they are zero on the roofline's side too. */
+export const NO_OVERHEADS = { stepOverheadS: 0, prefillOverheadS: 0, perSeqOverheadS: 0 } as const;
+
+/** Predicts rows under one set of factors, building the roofline once per deployment. */
+function predictor(eff: Fitted): (o: Obs) => number {
+  const models = new Map<Deployment, PerfModel>();
+  return (o) => {
+    let pm = models.get(o.dep);
+    if (!pm) models.set(o.dep, (pm = rooflinePerfModel(o.dep, { ...eff, ...NO_OVERHEADS })));
+    return pm.stepTimeS(o.shape) * o.scale + (eff.layerFixedS ?? 0) * o.dep.model.layers;
+  };
+}
+
+export type CsvRow = { line: number; get: (c: string) => string };
+
+/** A headed CSV of numbers and words; identical data rows are dropped (Vidur's files repeat some). */
+export function readCsv(path: string, source: string, required: readonly string[]): CsvRow[] {
+  const lines = readFileSync(path, 'utf8').split('\n');
+  const header = (lines[0] ?? '').replace(/\r$/, '').split(',');
+  const col = new Map(header.map((h, i) => [h.trim(), i]));
+  const missing = required.filter((c) => !col.has(c));
+  if (missing.length > 0) throw new ConfigError({ source, line: 1, expected: `a header with columns ${required.join(', ')}`, got: `missing ${missing.join(', ')}` });
+  const seen = new Set<string>();
+  const rows: CsvRow[] = [];
+  lines.forEach((raw, i) => {
+    const text = raw.replace(/\r$/, '');
+    if (i === 0 || text.trim() === '') return;
+    const cells = text.split(',');
+    if (cells.length !== header.length) throw new ConfigError({ source, line: i + 1, expected: `${header.length} cells`, got: cells.length });
+    // The all-reduce files start with a pandas row index, which differs between duplicate rows.
+    const identity = header[0] === '' ? cells.slice(1).join(',') : text;
+    if (seen.has(identity)) return;
+    seen.add(identity);
+    rows.push({ line: i + 1, get: (c) => cells[col.get(c)!]!.trim() });
+  });
+  return rows;
+}
+
+export function numberCell(row: CsvRow, source: string, c: string, integer = false): number {
+  const s = row.get(c);
+  const v = Number(s);
+  if (s === '' || !Number.isFinite(v) || v < 0 || (integer && !Number.isInteger(v))) {
+    throw new ConfigError({ source, line: row.line, path: c, expected: integer ? 'a non-negative integer' : 'a non-negative number', got: s });
+  }
+  return v;
+}
+
+/** Alternate rows of each group (sorted by size) to training and test. */
+export function splitAlternate(obs: Omit<Obs, 'split'>[]): Obs[] {
+  const byKey = new Map<string, Omit<Obs, 'split'>[]>();
+  for (const o of obs) {
+    const g = byKey.get(o.key);
+    if (g) g.push(o);
+    else byKey.set(o.key, [o]);
+  }
+  return [...byKey.values()].flatMap((g) => g.sort((a, b) => a.x - b.x).map((o, i) => ({ ...o, split: i % 2 === 0 ? ('train' as const) : ('test' as const) })));
+}
+
+function stats(obs: readonly Obs[], eff: Fitted): ErrorStats {
+  if (obs.length === 0) return { mape: NaN, maxApe: NaN, n: 0 };
+  const predict = predictor(eff);
+  let sum = 0;
+  let max = 0;
+  for (const o of obs) {
+    const ape = (Math.abs(predict(o) - o.measuredS) / o.measuredS) * 100;
+    sum += ape;
+    max = Math.max(max, ape);
+  }
+  return { mape: sum / obs.length, maxApe: max, n: obs.length };
+}
+
+const FIT_ROWS = 40;
+
+/** Fits `params` in log space (fractions capped at 1) on the training rows the fit may use. */
+function fit(obs: readonly Obs[], start: Fitted, params: readonly (keyof Fitted)[]): { eff: Fitted; loss: number } {
+  // At most FIT_ROWS training rows per row group, evenly spread over its sizes: the grids are dense (up to 1,124
+  // training rows in a group) and a few thousand rows per loss evaluation made the fit take 18 s instead of 2.
+  const train = [...new Set(obs.map((o) => o.key))].flatMap((key) => {
+    const rows = obs.filter((o) => o.key === key && o.split === 'train' && o.fit !== false);
+    const n = Math.min(FIT_ROWS, rows.length);
+    return Array.from({ length: n }, (_, i) => rows[Math.round((i * (rows.length - 1)) / Math.max(1, n - 1))]!);
+  });
+  const toEff = (u: readonly number[]): Fitted => {
+    const e: Fitted = { ...start };
+    params.forEach((p, i) => {
+      const v = Math.exp(u[i]!);
+      e[p] = p === 'compute' || p === 'memory' || p === 'comm' ? Math.min(1, v) : v;
+    });
+    return e;
+  };
+  const loss = (u: number[]): number => {
+    const predict = predictor(toEff(u));
+    return train.reduce((s, o) => s + Math.abs(Math.log(predict(o) / o.measuredS)), 0) / train.length;
+  };
+  const r = minimize(loss, params.map((p) => Math.log(Math.max(1e-6, start[p] ?? 1e-6))));
+  return { eff: toEff(r.x), loss: r.fx };
+}
+
+/**
+ * Per group: fits `params` starting from `only(default factors)`, then reports every key's held-out error under
+ * the default, calibrated and fitted factors. Keys come out sorted by name, then TP.
+ */
+export function checkGroups(
+  all: Omit<Obs, 'split'>[],
+  params: readonly (keyof Fitted)[],
+  only: (e: Efficiency) => Fitted,
+  efficiencyOf: (hw: Deployment['hardware'], calibrated: boolean) => Efficiency,
+): { keys: RowGroupCheck[]; fits: GroupFit[] } {
+  const obs = splitAlternate(all);
+  const keys: RowGroupCheck[] = [];
+  const fits: GroupFit[] = [];
+  for (const group of [...new Set(obs.map((o) => o.group))]) {
+    const mine = obs.filter((o) => o.group === group);
+    const hw = mine[0]!.dep.hardware;
+    const base = only(efficiencyOf(hw, false));
+    const calibrated = only(efficiencyOf(hw, true));
+    const hasCalibrated = JSON.stringify(calibrated) !== JSON.stringify(base);
+    const f = fit(mine, base, params);
+    fits.push({ group, kind: mine[0]!.kind, hardware: hw.name, fitted: Object.fromEntries(params.map((p) => [p, f.eff[p]])), trainLoss: f.loss });
+    const [atBase, atFit] = [predictor(base), predictor(f.eff)];
+    const tpOf = new Map(mine.map((o) => [o.key, o.dep.tp]));
+    for (const key of [...tpOf.keys()].sort((a, b) => a.replace(/tp\d+$/, '').localeCompare(b.replace(/tp\d+$/, '')) || tpOf.get(a)! - tpOf.get(b)!)) {
+      const rows = mine.filter((o) => o.key === key);
+      const test = rows.filter((o) => o.split === 'test');
+      const picks = [rows[0]!, rows[Math.floor(rows.length / 2)]!, rows[rows.length - 1]!];
+      keys.push({
+        key,
+        kind: rows[0]!.kind,
+        hardware: hw.name,
+        tp: rows[0]!.dep.tp,
+        test: { default: stats(test, base), ...(hasCalibrated ? { calibrated: stats(test, calibrated) } : {}), fitted: stats(test, f.eff) },
+        samples: picks.map((o) => ({ x: o.x, label: o.label ?? String(o.x), measuredMs: o.measuredS * 1e3, defaultMs: atBase(o) * 1e3, fittedMs: atFit(o) * 1e3 })),
+      });
+    }
+  }
+  return { keys, fits };
+}

@@ -1,0 +1,99 @@
+import { relative } from 'node:path';
+import { BUILTIN_CATALOG, type Catalog } from '../model/catalog.ts';
+import type { ModelSpec } from '../model/types.ts';
+import { ConfigError } from '../util/errors.ts';
+import { efficiencyFor } from './efficiency.ts';
+import { checkGroups, numberCell, readCsv, type GroupFit, type Obs, type RowGroupCheck } from './measured-check.ts';
+import type { BatchShape, Deployment } from './types.ts';
+
+/**
+ * Checks the roofline's whole-step times against engine steps timed on a GPU by `bench/gpu/measure_steps.py`
+ * (bundled: data/profiles/measured/, an H100 SXM and an H200). Each row is one iteration of B sequences:
+ *
+ * - `prefill`: B prompts of L = tokens_per_seq tokens, attention causal within each prompt;
+ * - `decode`: B sequences each attending to a context of C = tokens_per_seq tokens (the new one included).
+ *
+ * The row's model is the catalog model cut to the `layers` measured (a slice of a model too big for one GPU:
+ * embeddings and LM head whole, params scaled per layer), on the row's hardware at TP 1. The engine's CPU-side
+ * costs (scheduling, sampling) are not in the measurements, so the roofline's step, prefill and per-sequence
+ * overheads are zero here too; what is compared is the GPU work. The fit per device is compute, memory and a
+ * fixed latency per layer (kernel launches and tails, which the roofline folds into its per-step overhead).
+ *
+ * Rows of the engine-like variants are fitted on (`mini-eager` prefill, `mini-graph` decode: graphs replayed as
+ * vLLM does); other variants (eager decode, transformers' own Llama) are only compared, each as its own key.
+ */
+
+export interface StepCheckResult {
+  sources: string[];
+  keys: RowGroupCheck[];
+  fits: GroupFit[];
+}
+
+const COLUMNS = ['hardware', 'model', 'layers', 'kind', 'batch', 'tokens_per_seq', 'impl', 'median_ms'];
+const FITTED_IMPL: Readonly<Record<string, string>> = { prefill: 'fused-eager', decode: 'compiled-graph' };
+
+/** Embedding and LM-head parameters of a Llama-shaped model (untied). */
+const embeddingParams = (m: ModelSpec): number => 2 * m.vocabSize * m.hiddenSize;
+
+/** The first `layers` layers of `m`, with its embeddings and head. */
+export function modelSlice(m: ModelSpec, layers: number): ModelSpec {
+  if (layers === m.layers) return m;
+  const perLayer = (m.params - embeddingParams(m)) / m.layers;
+  const params = embeddingParams(m) + perLayer * layers;
+  return { ...m, name: `${m.name}[${layers} layers]`, layers, params, activeParams: params };
+}
+
+function shapeOf(kind: 'prefill' | 'decode', batch: number, perSeq: number): BatchShape {
+  return kind === 'prefill'
+    ? { prefillTokens: batch * perSeq, prefillSeqs: batch, prefillAttendTokens: (batch * perSeq * (perSeq + 1)) / 2, decodeSeqs: 0, decodeContextTokens: 0 }
+    : { prefillTokens: 0, prefillSeqs: 0, prefillAttendTokens: 0, decodeSeqs: batch, decodeContextTokens: batch * perSeq };
+}
+
+/** Checks one or more measured-step files together (one fit per device over all of them). */
+export function checkMeasuredSteps(files: string | readonly string[], catalog: Catalog = BUILTIN_CATALOG): StepCheckResult {
+  const sources = (typeof files === 'string' ? [files] : files).map((f) => relative(process.cwd(), f) || f);
+  const deps = new Map<string, Deployment>();
+  const obs = sources.flatMap((source) => observations(source, catalog, deps));
+  if (obs.length === 0) throw new ConfigError({ source: sources.join(', '), line: 2, expected: 'at least one measured step', got: 'none' });
+  const { keys, fits } = checkGroups(obs, ['compute', 'memory', 'layerFixedS'], (e) => ({ ...e, layerFixedS: 0 }), (hw, calibrated) =>
+    efficiencyFor(hw, {}, { calibrated }),
+  );
+  return { sources, keys, fits };
+}
+
+function observations(source: string, catalog: Catalog, deps: Map<string, Deployment>): Omit<Obs, 'split'>[] {
+  return readCsv(source, source, COLUMNS).map((row) => {
+    const at = (path: string, expected: string, got: string) => new ConfigError({ source, line: row.line, path, expected, got });
+    const hwId = row.get('hardware');
+    if (!Object.hasOwn(catalog.hardware, hwId)) throw at('hardware', `a catalog device (${Object.keys(catalog.hardware).join(', ')})`, hwId);
+    const modelId = row.get('model');
+    if (!Object.hasOwn(catalog.models, modelId)) throw at('model', 'a catalog model', modelId);
+    const full = catalog.models[modelId]!;
+    const layers = numberCell(row, source, 'layers', true);
+    if (layers < 1 || layers > full.layers) throw at('layers', `1 to ${full.layers} (${modelId}'s layers)`, String(layers));
+    const kind = row.get('kind');
+    if (kind !== 'prefill' && kind !== 'decode') throw at('kind', "'prefill' or 'decode'", kind);
+    const batch = numberCell(row, source, 'batch', true);
+    const perSeq = numberCell(row, source, 'tokens_per_seq', true);
+    if (batch < 1 || perSeq < 1) throw at(batch < 1 ? 'batch' : 'tokens_per_seq', 'a positive integer', '0');
+    const ms = numberCell(row, source, 'median_ms');
+    if (ms <= 0) throw at('median_ms', 'a positive time', row.get('median_ms'));
+    const impl = row.get('impl');
+    const depKey = `${hwId}/${modelId}/${layers}`;
+    let dep = deps.get(depKey);
+    if (!dep) deps.set(depKey, (dep = { model: modelSlice(full, layers), hardware: catalog.hardware[hwId]!, tp: 1, pp: 1 }));
+    const fitted = FITTED_IMPL[kind] === impl;
+    return {
+      key: `${hwId}/${modelId}${layers < full.layers ? `[${layers}L]` : ''}/${kind}${fitted ? '' : ` (${impl})`}`,
+      kind,
+      group: hwId,
+      x: batch * perSeq,
+      label: `${batch}×${perSeq}`,
+      measuredS: ms / 1e3,
+      fit: fitted,
+      dep,
+      shape: shapeOf(kind, batch, perSeq),
+      scale: 1,
+    };
+  });
+}
