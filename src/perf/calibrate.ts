@@ -245,7 +245,7 @@ export function nelderMead(f: (x: number[]) => number, x0: number[], step: numbe
 function fit(obs: readonly Obs[], start: Efficiency, withKnee: boolean): { eff: Efficiency; loss: number } {
   const params: Param[] = withKnee ? [...ROOFLINE_PARAMS, ...KNEE_PARAMS] : [...ROOFLINE_PARAMS];
   const f = (u: number[]): number => loss(obs, toEff(params, u));
-  const init: Required<Efficiency> = { commKneeTokens: 3000, largeStepComm: start.comm / 6, ...start };
+  const init: Required<Efficiency> = { commKneeTokens: 3000, largeStepComm: start.comm / 6, perLayerOverheadS: 0, ...start };
   const best = minimize(f, params.map((p) => Math.log(Math.max(init[p], 1e-7))));
   return { eff: toEff(params, best.x), loss: best.fx };
 }

@@ -15,6 +15,11 @@ export interface Efficiency {
   prefillOverheadS: number;
   /** Extra cost per sequence in the batch (sampling, bookkeeping), seconds. */
   perSeqOverheadS: number;
+  /**
+   * Fixed latency per transformer layer (kernel launches and tails), seconds; omitted = 0, its share then folded
+   * into `stepOverheadS`. Measured on H100/H200 with fused, graph-replayed kernels: 35–40 µs (docs/fidelity/perf.md).
+   */
+  perLayerOverheadS?: number;
   /** Latency of one hop of a ring all-reduce (a ring over tp devices has 2(tp − 1) hops), seconds. */
   allReduceHopLatencyS: number;
   /**

@@ -15,6 +15,7 @@ export const efficiencySchema = z.strictObject({
   stepOverheadS: seconds.optional(),
   prefillOverheadS: seconds.optional(),
   perSeqOverheadS: seconds.optional(),
+  perLayerOverheadS: seconds.optional(),
   allReduceHopLatencyS: seconds.optional(),
 });
 

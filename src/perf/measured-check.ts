@@ -34,11 +34,6 @@ export interface Obs {
   scale: number;
 }
 
-/** The roofline's factors plus a fixed latency per layer that a fit may add (kernel launches and tails). */
-export interface Fitted extends Efficiency {
-  layerFixedS?: number;
-}
-
 export interface RowGroupCheck {
   key: string;
   kind: CheckKind;
@@ -55,7 +50,7 @@ export interface GroupFit {
   group: string;
   kind: CheckKind;
   hardware: string;
-  fitted: Partial<Fitted>;
+  fitted: Partial<Efficiency>;
   trainLoss: number;
 }
 
@@ -63,12 +58,12 @@ export interface GroupFit {
 export const NO_OVERHEADS = { stepOverheadS: 0, prefillOverheadS: 0, perSeqOverheadS: 0 } as const;
 
 /** Predicts rows under one set of factors, building the roofline once per deployment. */
-function predictor(eff: Fitted): (o: Obs) => number {
+function predictor(eff: Efficiency): (o: Obs) => number {
   const models = new Map<Deployment, PerfModel>();
   return (o) => {
     let pm = models.get(o.dep);
     if (!pm) models.set(o.dep, (pm = rooflinePerfModel(o.dep, { ...eff, ...NO_OVERHEADS })));
-    return pm.stepTimeS(o.shape) * o.scale + (eff.layerFixedS ?? 0) * o.dep.model.layers;
+    return pm.stepTimeS(o.shape) * o.scale;
   };
 }
 
@@ -117,7 +112,7 @@ export function splitAlternate(obs: Omit<Obs, 'split'>[]): Obs[] {
   return [...byKey.values()].flatMap((g) => g.sort((a, b) => a.x - b.x).map((o, i) => ({ ...o, split: i % 2 === 0 ? ('train' as const) : ('test' as const) })));
 }
 
-function stats(obs: readonly Obs[], eff: Fitted): ErrorStats {
+function stats(obs: readonly Obs[], eff: Efficiency): ErrorStats {
   if (obs.length === 0) return { mape: NaN, maxApe: NaN, n: 0 };
   const predict = predictor(eff);
   let sum = 0;
@@ -133,7 +128,7 @@ function stats(obs: readonly Obs[], eff: Fitted): ErrorStats {
 const FIT_ROWS = 40;
 
 /** Fits `params` in log space (fractions capped at 1) on the training rows the fit may use. */
-function fit(obs: readonly Obs[], start: Fitted, params: readonly (keyof Fitted)[]): { eff: Fitted; loss: number } {
+function fit(obs: readonly Obs[], start: Efficiency, params: readonly (keyof Efficiency)[]): { eff: Efficiency; loss: number } {
   // At most FIT_ROWS training rows per row group, evenly spread over its sizes: the grids are dense (up to 1,124
   // training rows in a group) and a few thousand rows per loss evaluation made the fit take 18 s instead of 2.
   const train = [...new Set(obs.map((o) => o.key))].flatMap((key) => {
@@ -141,8 +136,8 @@ function fit(obs: readonly Obs[], start: Fitted, params: readonly (keyof Fitted)
     const n = Math.min(FIT_ROWS, rows.length);
     return Array.from({ length: n }, (_, i) => rows[Math.round((i * (rows.length - 1)) / Math.max(1, n - 1))]!);
   });
-  const toEff = (u: readonly number[]): Fitted => {
-    const e: Fitted = { ...start };
+  const toEff = (u: readonly number[]): Efficiency => {
+    const e: Efficiency = { ...start };
     params.forEach((p, i) => {
       const v = Math.exp(u[i]!);
       e[p] = p === 'compute' || p === 'memory' || p === 'comm' ? Math.min(1, v) : v;
@@ -163,8 +158,8 @@ function fit(obs: readonly Obs[], start: Fitted, params: readonly (keyof Fitted)
  */
 export function checkGroups(
   all: Omit<Obs, 'split'>[],
-  params: readonly (keyof Fitted)[],
-  only: (e: Efficiency) => Fitted,
+  params: readonly (keyof Efficiency)[],
+  only: (e: Efficiency) => Efficiency,
   efficiencyOf: (hw: Deployment['hardware'], calibrated: boolean) => Efficiency,
 ): { keys: RowGroupCheck[]; fits: GroupFit[] } {
   const obs = splitAlternate(all);

@@ -17,7 +17,8 @@ import type { Efficiency } from './efficiency.ts';
  * - pipeline parallelism: one batch in flight, so an iteration crosses every stage in turn (Σ stage times = the
  *   same work as one stage holding all layers) plus pp − 1 point-to-point activation transfers. No micro-batch
  *   overlap: this is the latency of an iteration, not the throughput of a full pipeline;
- * - a fixed per-step overhead, an extra one for steps with a prefill, and a per-sequence overhead.
+ * - a fixed per-step overhead, an extra one for steps with a prefill, a per-sequence overhead, and optionally a
+ *   fixed latency per layer (every layer runs once per iteration, whatever tp and pp).
  * Every term is divided by its efficiency factor (Efficiency).
  */
 export function rooflinePerfModel(dep: Deployment, eff: Efficiency): PerfModel {
@@ -54,8 +55,10 @@ export function rooflinePerfModel(dep: Deployment, eff: Efficiency): PerfModel {
     return Math.max((linearFlopsPerToken * tokens) / flops, (weightBytesPerDevice * touched) / bw);
   };
   // Everything but attention for `tokens` new tokens over `seqs` sequences.
+  const layersS = (eff.perLayerOverheadS ?? 0) * model.layers;
+  // Summed in this order so that a zero per-layer latency leaves every step time bit for bit as before.
   const baseS = (tokens: number, seqs: number): number =>
-    eff.stepOverheadS + eff.perSeqOverheadS * seqs + linearS(tokens) + commFixedS + commS(tokens);
+    eff.stepOverheadS + eff.perSeqOverheadS * seqs + linearS(tokens) + commFixedS + commS(tokens) + layersS;
 
   return {
     name: `roofline(${model.name}@${hardware.name} tp${tp}${pp > 1 ? ` pp${pp}` : ''})`,

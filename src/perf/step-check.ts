@@ -55,7 +55,7 @@ export function checkMeasuredSteps(files: string | readonly string[], catalog: C
   const deps = new Map<string, Deployment>();
   const obs = sources.flatMap((source) => observations(source, catalog, deps));
   if (obs.length === 0) throw new ConfigError({ source: sources.join(', '), line: 2, expected: 'at least one measured step', got: 'none' });
-  const { keys, fits } = checkGroups(obs, ['compute', 'memory', 'layerFixedS'], (e) => ({ ...e, layerFixedS: 0 }), (hw, calibrated) =>
+  const { keys, fits } = checkGroups(obs, ['compute', 'memory', 'perLayerOverheadS'], (e) => ({ ...e, perLayerOverheadS: 0 }), (hw, calibrated) =>
     efficiencyFor(hw, {}, { calibrated }),
   );
   return { sources, keys, fits };

@@ -166,7 +166,7 @@ export function checkVidurProfiles(dir: string, catalog: Catalog = BUILTIN_CATAL
   const checks = [
     // A layer has no all-reduce here (its link is infinitely fast, its hop latency 0); the fit may add a fixed
     // latency per layer. An all-reduce is checked without the large-step knee, which is a whole-step effect.
-    checkGroups(layers, ['compute', 'memory', 'layerFixedS'], (e) => ({ ...e, allReduceHopLatencyS: 0, layerFixedS: 0 }), efficiencyOf),
+    checkGroups(layers, ['compute', 'memory', 'perLayerOverheadS'], (e) => ({ ...e, allReduceHopLatencyS: 0, perLayerOverheadS: 0 }), efficiencyOf),
     checkGroups(comms, ['comm', 'allReduceHopLatencyS'], ({ commKneeTokens: _k, largeStepComm: _l, ...e }) => e, efficiencyOf),
   ];
   const keys = checks.flatMap((c) => c.keys);

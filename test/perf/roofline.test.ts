@@ -126,6 +126,18 @@ test('efficiency overrides change the step time in the expected direction', () =
   assert.ok(Math.abs(overhead.decodeStepCoeffs(4).baseS - noOverhead.decodeStepCoeffs(4).baseS - 0.01) < 1e-12);
 });
 
+test('a per-layer latency costs layers × itself per step, decode and prefill alike, at any tp and pp', () => {
+  for (const [tp, pp] of [[1, 1], [2, 1], [2, 2]] as const) {
+    const d = dep('llama2-13b', 'a100-80gb', tp, pp);
+    const without = rooflinePerfModel(d, efficiencyFor(d.hardware));
+    const withLayers = rooflinePerfModel(d, efficiencyFor(d.hardware, { perLayerOverheadS: 35e-6 }));
+    const extra = 40 * 35e-6; // Llama-2-13B has 40 layers
+    assert.ok(Math.abs(withLayers.decodeStepCoeffs(8).baseS - without.decodeStepCoeffs(8).baseS - extra) < 1e-12);
+    assert.equal(withLayers.decodeStepCoeffs(8).perContextTokenS, without.decodeStepCoeffs(8).perContextTokenS);
+    assert.ok(Math.abs(withLayers.stepTimeS(prefill(512)) - without.stepTimeS(prefill(512)) - extra) < 1e-12);
+  }
+});
+
 test('tensor-parallel traffic past the knee moves at the large-step rate (convex in prefill tokens); decode stays linear in context', () => {
   const dep = { model: getModel('llama2-70b'), hardware: getHardware('h100-80gb'), tp: 8, pp: 1 };
   const base = { compute: 0.6, memory: 0.8, comm: 0.6, stepOverheadS: 0, prefillOverheadS: 0, perSeqOverheadS: 0, allReduceHopLatencyS: 0 };

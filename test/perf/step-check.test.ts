@@ -65,7 +65,7 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
     const r = checkMeasuredSteps(file([...rowsAt(made), ...eager]));
     const f = r.fits[0]!.fitted;
     assert.ok(Math.abs(f.compute! - 0.5) < 0.01 && Math.abs(f.memory! - 0.7) < 0.01, JSON.stringify(f));
-    assert.ok(Math.abs(f.layerFixedS! - 20e-6) < 1e-6, JSON.stringify(f));
+    assert.ok(Math.abs(f.perLayerOverheadS! - 20e-6) < 1e-6, JSON.stringify(f));
     const byKey = Object.fromEntries(r.keys.map((k) => [k.key, k.test]));
     assert.ok(byKey['h100-80gb/llama2-7b/decode']!.fitted.mape < 0.5);
     assert.ok(byKey['h100-80gb/llama2-7b/decode (mini-eager)']!.fitted.mape > 60);

@@ -60,7 +60,7 @@ describe('checkVidurProfiles: the roofline against Vidur operator and all-reduce
     const r = checkVidurProfiles(dir);
     const f = r.fits[0]!.fitted;
     assert.ok(Math.abs(f.compute! - 0.6 / 1.25) < 0.01 && Math.abs(f.memory! - 0.8 / 1.25) < 0.01, JSON.stringify(f));
-    assert.ok(Math.abs(f.layerFixedS! - 30e-6) < 1e-6, JSON.stringify(f));
+    assert.ok(Math.abs(f.perLayerOverheadS! - 30e-6) < 1e-6, JSON.stringify(f));
     assert.ok(r.keys[0]!.test.fitted.mape < 0.5 && r.keys[0]!.test.default.mape > 10);
   });
 

@@ -91,7 +91,7 @@ export function formatVidurCheck(r: VidurCheckResult): string {
     const e = f.fitted;
     out.push(
       f.kind === 'layer'
-        ? `  layers on ${f.group} (datasheet ${f.hardware}): compute ${e.compute!.toFixed(3)}, memory ${e.memory!.toFixed(3)}, + ${(e.layerFixedS! * 1e6).toFixed(1)} µs per layer`
+        ? `  layers on ${f.group} (datasheet ${f.hardware}): compute ${e.compute!.toFixed(3)}, memory ${e.memory!.toFixed(3)}, + ${(e.perLayerOverheadS! * 1e6).toFixed(1)} µs per layer`
         : `  all-reduce on ${f.group} (datasheet ${f.hardware}): comm ${e.comm!.toFixed(3)}, hop ${(e.allReduceHopLatencyS! * 1e6).toFixed(2)} µs`,
     );
   }
@@ -109,7 +109,7 @@ export function formatStepCheck(r: StepCheckResult): string {
   ];
   for (const f of r.fits) {
     const e = f.fitted;
-    out.push(`  ${f.group}: compute ${e.compute!.toFixed(3)}, memory ${e.memory!.toFixed(3)}, + ${(e.layerFixedS! * 1e6).toFixed(1)} µs per layer`);
+    out.push(`  ${f.group}: compute ${e.compute!.toFixed(3)}, memory ${e.memory!.toFixed(3)}, + ${(e.perLayerOverheadS! * 1e6).toFixed(1)} µs per layer`);
   }
   return out.join('\n');
 }
