@@ -10,9 +10,11 @@ on one token per sequence, as vLLM computes logits) timed as an engine would run
   decode shapes are also timed eagerly, to show what the graph saves.
 
 A transformers LlamaForCausalLM of the same shape times a few prefills as a cross-check of the minimal forward.
-Rows: model,layers,kind,batch,tokens_per_seq,impl,median_ms,p10_ms,p90_ms (tokens_per_seq = prompt L or context C).
+Rows: hardware,model,layers,kind,batch,tokens_per_seq,impl,median_ms,p10_ms,p90_ms (tokens_per_seq = prompt L or
+context C); `llmfleet calibrate --steps FILE` checks the roofline against them.
 
     python3 bench/gpu/measure_steps.py --out DIR          # on the GPU, ≈ 3-4 min on an H100
+    python3 bench/gpu/measure_steps.py --mixed --out DIR  # mixed prompt-chunk + decode steps instead (column chunk_tokens)
     python3 bench/gpu/measure_steps.py --smoke --out DIR  # tiny shapes on the CPU, to check the script
 """
 import argparse
@@ -214,6 +216,82 @@ class MiniLlama:
         return rms_norm(x, self.norm) @ self.head
 
 
+def mixed_step(m, ids_p, caches, ids_d, pos_d):
+    """One iteration of a prompt chunk of P tokens (a new sequence) batched with D decoding sequences, as
+    chunked prefill runs it: the linear layers over all P + D tokens at once, attention apart (fused ops)."""
+    c = m.c
+    H, KV, hd = c['heads'], c['kv'], c['hd']
+    P, D = ids_p.shape[0], ids_d.shape[0]
+    x = m.emb[torch.cat([ids_p, ids_d])]
+    if P:
+        cos_p, sin_p = m.cos_sin(torch.arange(P, device=m.dev))
+    if D:
+        cos_d, sin_d = m.cos_sin(pos_d)
+        cos_d, sin_d = cos_d[:, None, :], sin_d[:, None, :]
+    for w, (kc, vc) in zip(m.layers, caches or [(None, None)] * len(m.layers)):
+        qkv = F.rms_norm(x, (x.shape[-1],), w['ln1'], 1e-5) @ w['wqkv']
+        parts = []
+        if P:
+            qp = qkv[:P].view(1, P, H + 2 * KV, hd).transpose(1, 2)
+            q, k = rope(qp[:, :H + KV], cos_p, sin_p).split([H, KV], dim=1)
+            a = F.scaled_dot_product_attention(q, k, qp[:, H + KV:], is_causal=True, enable_gqa=KV != H)
+            parts.append(a.transpose(1, 2).reshape(P, H * hd))
+        if D:
+            qd = qkv[P:].view(D, H + 2 * KV, hd)
+            q, k = rope(qd[:, :H + KV], cos_d, sin_d).split([H, KV], dim=1)
+            kc[:, :, -1] = k
+            vc[:, :, -1] = qd[:, H + KV:]
+            a = F.scaled_dot_product_attention(q.unsqueeze(2), kc, vc, enable_gqa=KV != H)
+            parts.append(a.reshape(D, H * hd))
+        x = torch.addmm(x, torch.cat(parts) if len(parts) > 1 else parts[0], w['wo'])
+        x = _fused_mlp(x, w)
+    rows = torch.cat([x[P - 1:P], x[P:]]) if P else x
+    return rms_norm(rows, m.norm) @ m.head
+
+
+MIXED_CHUNKS = [0, 128, 512, 2048]
+MIXED_DECODES = [0, 8, 32, 64]
+MIXED_CONTEXT = 1024
+
+
+def measure_mixed(name, cfg, dev, dtype, timer, rows, log, smoke):
+    """Mixed prefill + decode steps (and the pure ones at the same shapes), fused ops, replayed as CUDA graphs."""
+    m = MiniLlama(cfg, dev, dtype)
+    chunks, decodes, C = ([0, 16], [0, 2], 32) if smoke else (MIXED_CHUNKS, MIXED_DECODES, MIXED_CONTEXT)
+    with torch.inference_mode():
+        for D in decodes:
+            caches, ids_d, pos_d = m.decode_state(D, C) if D else (None, torch.zeros(0, dtype=torch.long, device=dev), None)
+            for P in chunks:
+                if P == 0 and D == 0:
+                    continue
+                try:
+                    ids_p = torch.randint(0, cfg['vocab'], (P,), device=dev)
+                    fn = lambda: mixed_step(m, ids_p, caches, ids_d, pos_d)
+                    if dev.type == 'cuda':
+                        s = torch.cuda.Stream()
+                        s.wait_stream(torch.cuda.current_stream())
+                        with torch.cuda.stream(s):
+                            for _ in range(2):
+                                fn()
+                        torch.cuda.current_stream().wait_stream(s)
+                        g = torch.cuda.CUDAGraph()
+                        with torch.cuda.graph(g):
+                            fn()
+                        fn = g.replay
+                    r = timer(fn, reps=20)
+                    rows.append(dict(hardware=HARDWARE, model=name, layers=cfg['layers'], kind='mixed', batch=D, tokens_per_seq=C, impl='fused-graph',
+                                     median_ms=f'{r[0]:.4f}', p10_ms=f'{r[1]:.4f}', p90_ms=f'{r[2]:.4f}', chunk_tokens=P))
+                    log(f'{name} mixed chunk={P} decodes={D}x{C}: {r[0]:.3f} ms')
+                except Exception as e:  # noqa: BLE001
+                    log(f'{name} mixed chunk={P} decodes={D} FAILED: {type(e).__name__}: {str(e)[:300]}')
+            del caches
+            if dev.type == 'cuda':
+                torch.cuda.empty_cache()
+    del m
+    if dev.type == 'cuda':
+        torch.cuda.empty_cache()
+
+
 def kv_bytes(cfg, B, C):
     return 2 * cfg['layers'] * B * C * cfg['kv'] * cfg['hd'] * 2
 
@@ -339,6 +417,7 @@ def main():
     p.add_argument('--models', default=','.join(MODELS))
     p.add_argument('--variants', default=','.join(VARIANTS), help='which of plain, fused, compiled')
     p.add_argument('--no-hf', action='store_true', help="skip the transformers cross-check")
+    p.add_argument('--mixed', action='store_true', help='time mixed prefill-chunk + decode steps instead (kind "mixed")')
     args = p.parse_args()
     dev = torch.device('cpu' if args.smoke else 'cuda')
     dtype = torch.float32 if args.smoke else torch.bfloat16
@@ -370,9 +449,13 @@ def main():
                 wr.writerows(rows)
 
     for name, cfg in models.items():
+        if args.mixed:
+            measure_mixed(name, cfg, dev, dtype, timer, rows, log, args.smoke)
+            save()
+            continue
         measure_model(name, cfg, dev, dtype, timer, rows, log, args.smoke, t0, args.variants.split(','))
         save()
-    if not args.no_hf:
+    if not args.no_hf and not args.mixed:
         hf_cross_check(dev, dtype, timer, rows, log, args.smoke)
     save()
     log(f'{len(rows)} rows -> {path} in {time.time() - t0:.0f} s')

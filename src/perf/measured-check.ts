@@ -12,7 +12,7 @@ import type { BatchShape, Deployment, PerfModel } from './types.ts';
  * are fitted per device on the training rows, and the error is reported on the test rows.
  */
 
-export type CheckKind = 'layer' | 'all-reduce' | 'prefill' | 'decode';
+export type CheckKind = 'layer' | 'all-reduce' | 'prefill' | 'decode' | 'mixed';
 
 export interface Obs {
   /** Row group, e.g. `<gpu>/<model>/tp<k>`; rows of a key share one deployment. */
@@ -67,7 +67,7 @@ function predictor(eff: Efficiency): (o: Obs) => number {
   };
 }
 
-export type CsvRow = { line: number; get: (c: string) => string };
+export type CsvRow = { line: number; get: (c: string) => string; has: (c: string) => boolean };
 
 /** A headed CSV of numbers and words; identical data rows are dropped (Vidur's files repeat some). */
 export function readCsv(path: string, source: string, required: readonly string[]): CsvRow[] {
@@ -87,7 +87,7 @@ export function readCsv(path: string, source: string, required: readonly string[
     const identity = header[0] === '' ? cells.slice(1).join(',') : text;
     if (seen.has(identity)) return;
     seen.add(identity);
-    rows.push({ line: i + 1, get: (c) => cells[col.get(c)!]!.trim() });
+    rows.push({ line: i + 1, get: (c) => cells[col.get(c)!]!.trim(), has: (c) => col.has(c) });
   });
   return rows;
 }

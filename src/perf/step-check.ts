@@ -11,7 +11,9 @@ import type { BatchShape, Deployment } from './types.ts';
  * (bundled: data/profiles/measured/, an H100 SXM and an H200). Each row is one iteration of B sequences:
  *
  * - `prefill`: B prompts of L = tokens_per_seq tokens, attention causal within each prompt;
- * - `decode`: B sequences each attending to a context of C = tokens_per_seq tokens (the new one included).
+ * - `decode`: B sequences each attending to a context of C = tokens_per_seq tokens (the new one included);
+ * - `mixed`: a prompt chunk of P = chunk_tokens tokens (a new sequence) batched with B decoding sequences at
+ *   context C, as chunked prefill runs it (B or P may be 0: the pure steps of the same run).
  *
  * The row's model is the catalog model cut to the `layers` measured (a slice of a model too big for one GPU:
  * embeddings and LM head whole, params scaled per layer), on the row's hardware at TP 1. The engine's CPU-side
@@ -20,7 +22,8 @@ import type { BatchShape, Deployment } from './types.ts';
  * fixed latency per layer (kernel launches and tails, which the roofline folds into its per-step overhead).
  *
  * Rows of the engine-like variants are fitted on (`mini-eager` prefill, `mini-graph` decode: graphs replayed as
- * vLLM does); other variants (eager decode, transformers' own Llama) are only compared, each as its own key.
+ * vLLM does); other variants (eager decode, transformers' own Llama) and mixed steps are only compared, each as
+ * its own key: whether the roofline fitted on pure steps predicts mixed ones is the question they answer.
  */
 
 export interface StepCheckResult {
@@ -43,10 +46,15 @@ export function modelSlice(m: ModelSpec, layers: number): ModelSpec {
   return { ...m, name: `${m.name}[${layers} layers]`, layers, params, activeParams: params };
 }
 
-function shapeOf(kind: 'prefill' | 'decode', batch: number, perSeq: number): BatchShape {
-  return kind === 'prefill'
-    ? { prefillTokens: batch * perSeq, prefillSeqs: batch, prefillAttendTokens: (batch * perSeq * (perSeq + 1)) / 2, decodeSeqs: 0, decodeContextTokens: 0 }
-    : { prefillTokens: 0, prefillSeqs: 0, prefillAttendTokens: 0, decodeSeqs: batch, decodeContextTokens: batch * perSeq };
+/** `prompts` prompts of `promptTokens` tokens each (no cached prefix) and `decodes` sequences at `context`. */
+function shapeOf(prompts: number, promptTokens: number, decodes: number, context: number): BatchShape {
+  return {
+    prefillTokens: prompts * promptTokens,
+    prefillSeqs: prompts,
+    prefillAttendTokens: (prompts * promptTokens * (promptTokens + 1)) / 2,
+    decodeSeqs: decodes,
+    decodeContextTokens: decodes * context,
+  };
 }
 
 /** Checks one or more measured-step files together (one fit per device over all of them). */
@@ -72,10 +80,16 @@ function observations(source: string, catalog: Catalog, deps: Map<string, Deploy
     const layers = numberCell(row, source, 'layers', true);
     if (layers < 1 || layers > full.layers) throw at('layers', `1 to ${full.layers} (${modelId}'s layers)`, String(layers));
     const kind = row.get('kind');
-    if (kind !== 'prefill' && kind !== 'decode') throw at('kind', "'prefill' or 'decode'", kind);
+    if (kind !== 'prefill' && kind !== 'decode' && kind !== 'mixed') throw at('kind', "'prefill', 'decode' or 'mixed'", kind);
     const batch = numberCell(row, source, 'batch', true);
     const perSeq = numberCell(row, source, 'tokens_per_seq', true);
-    if (batch < 1 || perSeq < 1) throw at(batch < 1 ? 'batch' : 'tokens_per_seq', 'a positive integer', '0');
+    if (perSeq < 1) throw at('tokens_per_seq', 'a positive integer', row.get('tokens_per_seq'));
+    let chunk = 0;
+    if (kind === 'mixed') {
+      if (!row.has('chunk_tokens')) throw at('chunk_tokens', "a column chunk_tokens for 'mixed' rows", 'none');
+      chunk = numberCell(row, source, 'chunk_tokens', true);
+      if (batch + chunk === 0) throw at('batch', 'decoding sequences or a prompt chunk (both are 0)', '0');
+    } else if (batch < 1) throw at('batch', 'a positive integer', row.get('batch'));
     const ms = numberCell(row, source, 'median_ms');
     if (ms <= 0) throw at('median_ms', 'a positive time', row.get('median_ms'));
     const impl = row.get('impl');
@@ -87,12 +101,13 @@ function observations(source: string, catalog: Catalog, deps: Map<string, Deploy
       key: `${hwId}/${modelId}${layers < full.layers ? `[${layers}L]` : ''}/${kind}${fitted ? '' : ` (${impl})`}`,
       kind,
       group: hwId,
-      x: batch * perSeq,
-      label: `${batch}×${perSeq}`,
+      // Mixed rows sort by chunk, then decodes (they are never fitted, so the order only picks the samples).
+      x: kind === 'mixed' ? chunk * 1e6 + batch : batch * perSeq,
+      label: kind === 'mixed' ? `${chunk}+${batch}×${perSeq}` : `${batch}×${perSeq}`,
       measuredS: ms / 1e3,
       fit: fitted,
       dep,
-      shape: shapeOf(kind, batch, perSeq),
+      shape: kind === 'prefill' ? shapeOf(batch, perSeq, 0, 0) : kind === 'decode' ? shapeOf(0, 0, batch, perSeq) : shapeOf(chunk > 0 ? 1 : 0, chunk, batch, perSeq),
       scale: 1,
     };
   });

@@ -58,6 +58,28 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
     assert.ok(Math.abs(r.keys[0]!.samples[0]!.defaultMs - sliceDecodeMs) < 1e-9, JSON.stringify(r.keys[0]!.samples));
   });
 
+  it('a mixed step is a prompt chunk plus decodes in one iteration: the linear layers over all tokens, attention apart', () => {
+    const params = 6.738e9;
+    const mixedMs = (chunk: number, decodes: number, context: number) => {
+      const tokens = chunk + decodes;
+      const linear = Math.max((2 * params * tokens) / (FLOPS * 0.6), (params * 2) / (BW * 0.8));
+      const attention = (PAIR_FLOP * (chunk * (chunk + 1)) / 2) / (FLOPS * 0.6) + decodes * context * Math.max(PAIR_FLOP / (FLOPS * 0.6), KV_BYTES_PER_TOKEN / (BW * 0.8));
+      return (linear + attention) * 1e3;
+    };
+    const head = `${HEADER},chunk_tokens`;
+    const rows = [[0, 8], [128, 0], [128, 8], [512, 32], [2048, 64], [2048, 0]].map(([p, d]) => `h100-80gb,llama2-7b,32,mixed,${d},1024,fused-graph,${mixedMs(p!, d!, 1024)},0,0,${p}`);
+    const path = file([]);
+    writeFileSync(path, [head, ...rows].join('\n') + '\n');
+    const r = checkMeasuredSteps(path);
+    assert.deepEqual(r.keys.map((k) => k.key), ['h100-80gb/llama2-7b/mixed (fused-graph)'], 'mixed rows are compared, never fitted');
+    assert.ok(r.keys[0]!.test.default.mape < 1e-6, JSON.stringify(r.keys[0]!.test));
+    assert.deepEqual(r.keys[0]!.samples.map((x) => x.label), ['0+8×1024', '512+32×1024', '2048+64×1024']);
+    writeFileSync(path, [HEADER, `h100-80gb,llama2-7b,32,mixed,8,1024,fused-graph,5,0,0`].join('\n') + '\n');
+    assert.throws(() => checkMeasuredSteps(path), /steps\.csv:2 chunk_tokens: expected a column chunk_tokens for 'mixed' rows/);
+    writeFileSync(path, [head, `h100-80gb,llama2-7b,32,mixed,0,1024,fused-graph,5,0,0,0`].join('\n') + '\n');
+    assert.throws(() => checkMeasuredSteps(path), /steps\.csv:2 batch: expected decoding sequences or a prompt chunk/);
+  });
+
   it('the fit recovers the factors and the per-layer latency the rows were made with; comparison-only rows are not fitted', () => {
     const made = (kind: 'prefill' | 'decode', b: number, n: number) => llama7bMs(kind, b, n, 0.5, 0.7, 20e-6);
     // An eager-decode variant 3× slower: a key of its own, which must not pull the fit.
@@ -89,7 +111,7 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
     const good = `h100-80gb,llama2-7b,32,decode,1,256,compiled-graph,5.5,0,0`;
     assert.throws(() => checkMeasuredSteps(file([good, good.replace('llama2-7b', 'llama9-7b')])), /steps\.csv:3 model: expected a catalog model, got "?llama9-7b"?/);
     assert.throws(() => checkMeasuredSteps(file([good.replace(',32,', ',33,')])), /steps\.csv:2 layers: expected 1 to 32/);
-    assert.throws(() => checkMeasuredSteps(file([good.replace('decode', 'verify')])), /steps\.csv:2 kind: expected 'prefill' or 'decode'/);
+    assert.throws(() => checkMeasuredSteps(file([good.replace('decode', 'verify')])), /steps\.csv:2 kind: expected 'prefill', 'decode' or 'mixed'/);
     assert.throws(() => checkMeasuredSteps(file([good.replace(',5.5,', ',0,')])), /steps\.csv:2 median_ms: expected a positive time/);
     assert.throws(() => checkMeasuredSteps(file([good.replace('h100-80gb', 'h100')])), /steps\.csv:2 hardware: expected a catalog device/);
     const bad = file([good.replace(',5.5,', ',fast,')]);

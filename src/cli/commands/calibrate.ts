@@ -13,7 +13,7 @@ import type { RowGroupCheck } from '../../perf/measured-check.ts';
 
 const BUNDLED_PROFILE = fileURLToPath(new URL('../../../data/profiles/splitwise_perf_model.csv', import.meta.url));
 const BUNDLED_VIDUR = fileURLToPath(new URL('../../../data/profiles/vidur', import.meta.url));
-const BUNDLED_STEPS = ['h100', 'h200'].map((gpu) => fileURLToPath(new URL(`../../../data/profiles/measured/${gpu}-steps.csv`, import.meta.url)));
+const BUNDLED_STEPS = ['h100-steps', 'h100-mixed-steps', 'h200-steps'].map((f) => fileURLToPath(new URL(`../../../data/profiles/measured/${f}.csv`, import.meta.url)));
 
 function collectMap(value: string, prev: Record<string, string> = {}): Record<string, string> {
   const m = /^([^=\s]+)=([^=\s]+)$/.exec(value);
@@ -102,7 +102,7 @@ export function formatVidurCheck(r: VidurCheckResult): string {
 /** The measured-step check as a fixed-width table, for stdout. */
 export function formatStepCheck(r: StepCheckResult): string {
   const out = [
-    ...rowGroupTable(r.keys, (k) => k.key, (k) => (k.kind === 'prefill' ? ' B×prompt' : ' B×context')),
+    ...rowGroupTable(r.keys, (k) => k.key, (k) => (k.kind === 'prefill' ? ' B×prompt' : k.kind === 'decode' ? ' B×context' : ' chunk+B×context')),
     '',
     'GPU work only: the engine overheads (step, prefill, per sequence) are zero on both sides.',
     'fitted here (prefill and graph-replayed decode, alternate rows; the error above is on the others):',
