@@ -82,6 +82,7 @@ export function keptTransformsNote(o: { trace?: string; set: string[]; quiet?: b
 }
 
 export function scenarioFlags(o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; seed?: string }) {
+  if (o.traceFormat !== undefined && !o.trace) throw new UserError('--trace-format: applies only with --trace FILE (the scenario names its own workload format)');
   return {
     file: o.scenario,
     sets: o.set,

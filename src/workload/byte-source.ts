@@ -11,19 +11,29 @@ export interface ByteSource {
   close(): void;
 }
 
-/** Opens a file for reading, turning "not found" and "is a folder" into one-line UserErrors. */
+/**
+ * Opens a regular file for reading, turning "not found", "is a folder" and "is a pipe" into one-line UserErrors.
+ * A pipe (`<(cmd)`, `/dev/stdin` fed by a pipe, a FIFO) is refused: a trace is read more than once (its format
+ * is sniffed, then it is streamed), and a gzip file is recognised by reading its first bytes at offset 0.
+ */
 export function openTextFile(path: string): number {
-  let isDir = false;
+  let stat;
   try {
-    isDir = statSync(path).isDirectory();
+    stat = statSync(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new UserError(`${path}: file not found`);
     if (code === 'EACCES') throw new UserError(`${path}: permission denied`);
-    throw e;
+    throw new UserError(`${path}: cannot read (${code ?? (e as Error).message})`);
   }
-  if (isDir) throw new UserError(`${path}: expected a file, got a folder`);
-  return openSync(path, 'r');
+  if (stat.isDirectory()) throw new UserError(`${path}: expected a file, got a folder`);
+  if (!stat.isFile()) throw new UserError(`${path}: a pipe or device, not a regular file; traces are read more than once, so save it to a file first`);
+  try {
+    return openSync(path, 'r');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UserError(`${path}: ${code === 'EACCES' ? 'permission denied' : `cannot read (${code ?? (e as Error).message})`}`);
+  }
 }
 
 /** Compressed formats we recognise only to say so (magic bytes at the start of the file). */

@@ -146,8 +146,10 @@ export function headerLine(lr: LineReader): string | undefined {
   return line;
 }
 
-export function emptyTrace(source: string): UserError {
-  return new UserError(`${source}: the trace has no requests`);
+/** "No requests", with the rows that were read but skipped (e.g. every row had 0 output tokens). */
+export function emptyTrace(source: string, skipped: Readonly<Record<string, number>> = {}): UserError {
+  const why = Object.entries(skipped).map(([reason, n]) => `${n} ${reason}`);
+  return new UserError(`${source}: the trace has no requests${why.length > 0 ? ` (rows skipped: ${why.join('; ')})` : ''}`);
 }
 
 export function outOfOrder(source: string, line: number, column: string, got: unknown): ConfigError {

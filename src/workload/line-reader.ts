@@ -1,18 +1,33 @@
-import { invariant } from '../util/errors.ts';
+import { invariant, UserError } from '../util/errors.ts';
 import { openByteSource, type ByteSource } from './byte-source.ts';
 
 export interface LineReaderOptions {
   /** Bytes read per call (default 1 MiB). Tests make it tiny to split lines and UTF-8 characters. */
   chunkBytes?: number;
+  /** The longest line accepted (default MAX_LINE_BYTES); tests make it small. */
+  maxLineBytes?: number;
 }
 
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
+
+/** The longest line either reader takes: a large file without LF line breaks (CR-only, binary) would else be read whole. */
+export const MAX_LINE_BYTES = 64 << 20;
+
+/** buf with its first `used` bytes, twice as large; a line that fills MAX_LINE_BYTES is a UserError naming it. */
+function grow(buf: Buffer, used: number, path: string, lineNo: number, maxLineBytes: number): Buffer {
+  if (buf.length >= maxLineBytes) {
+    throw new UserError(`${path}:${lineNo}: a line longer than ${maxLineBytes} bytes; are the lines LF- or CRLF-terminated?`);
+  }
+  const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, maxLineBytes));
+  buf.copy(bigger, 0, 0, used);
+  return bigger;
+}
 
 /**
  * Reads a text file line by line, synchronously and in fixed-size chunks, so a 40 M-row trace never sits in
  * memory. Handles LF and CRLF, a missing final newline, a UTF-8 BOM, and UTF-8 characters split across chunk
  * boundaries (bytes are decoded only up to the last '\n' of a chunk; a '\n' byte never occurs inside a
- * multi-byte UTF-8 character). A line longer than a chunk grows the buffer.
+ * multi-byte UTF-8 character). A line longer than a chunk grows the buffer, up to `maxLineBytes`.
  *
  * `lineNo` is the 1-based number of the line `next()` returned last (the header of a CSV is line 1).
  */
@@ -32,9 +47,12 @@ export class LineReader {
   ) {
     const chunk = opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
     invariant(Number.isInteger(chunk) && chunk >= 1, `chunkBytes must be an integer ≥ 1, got ${chunk}`);
+    this.maxLineBytes = Math.max(chunk, opts.maxLineBytes ?? MAX_LINE_BYTES);
     this.src = openByteSource(path, chunk);
     this.buf = Buffer.allocUnsafe(chunk);
   }
+
+  private readonly maxLineBytes: number;
 
   /** The next line without its line ending, or undefined at the end of the file. */
   next(): string | undefined {
@@ -61,11 +79,7 @@ export class LineReader {
     this.lines = [];
     this.idx = 0;
     for (;;) {
-      if (this.carry === this.buf.length) {
-        const bigger = Buffer.allocUnsafe(this.buf.length * 2);
-        this.buf.copy(bigger, 0, 0, this.carry);
-        this.buf = bigger;
-      }
+      if (this.carry === this.buf.length) this.buf = grow(this.buf, this.carry, this.path, this.lineNo + 1, this.maxLineBytes);
       const n = this.src!.read(this.buf, this.carry, this.buf.length - this.carry);
       if (n === 0) {
         if (this.carry > 0) this.lines = [this.decode(0, this.carry)];
@@ -128,9 +142,12 @@ export class ByteLineReader {
   ) {
     const chunk = opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
     invariant(Number.isInteger(chunk) && chunk >= 1, `chunkBytes must be an integer ≥ 1, got ${chunk}`);
+    this.maxLineBytes = Math.max(chunk, opts.maxLineBytes ?? MAX_LINE_BYTES);
     this.src = openByteSource(path, chunk);
     this.buf = Buffer.allocUnsafe(chunk);
   }
+
+  private readonly maxLineBytes: number;
 
   /** Moves to the next line; false at the end of the file. */
   next(): boolean {
@@ -163,11 +180,7 @@ export class ByteLineReader {
     this.buf.copy(this.buf, 0, this.limit, this.dataEnd);
     this.pos = 0;
     for (;;) {
-      if (end === this.buf.length) {
-        const bigger = Buffer.allocUnsafe(this.buf.length * 2);
-        this.buf.copy(bigger, 0, 0, end);
-        this.buf = bigger;
-      }
+      if (end === this.buf.length) this.buf = grow(this.buf, end, this.path, this.lineNo + 1, this.maxLineBytes);
       const n = this.src.read(this.buf, end, this.buf.length - end);
       const from = end;
       end += n;

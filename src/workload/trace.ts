@@ -72,9 +72,11 @@ export function openTrace(path: string, format: TraceFormat, opts: TraceOptions 
 export function detectFormat(path: string): TraceFormat {
   const lr = new LineReader(path, { chunkBytes: 64 * 1024 });
   let first: string | undefined;
+  let firstLineNo = 0;
   try {
     do first = lr.next();
     while (first !== undefined && first.trim() === '');
+    firstLineNo = lr.lineNo;
   } finally {
     lr.close();
   }
@@ -85,7 +87,7 @@ export function detectFormat(path: string): TraceFormat {
     try {
       keys = Object.keys(JSON.parse(line) as object);
     } catch {
-      throw new UserError(`${path}: cannot tell the trace format: line 1 starts with '{' but is not JSON`);
+      throw new UserError(`${path}:${firstLineNo}: cannot tell the trace format: the line starts with '{' but is not JSON`);
     }
     // Qwen-Bailian has Mooncake's keys plus chat ones, and its timestamps are seconds, Mooncake's milliseconds.
     if (keys.includes('input_length') && keys.includes('timestamp')) return keys.includes('chat_id') || keys.includes('turn') ? 'bailian' : 'mooncake';

@@ -36,6 +36,19 @@ test('a bad trace row exits 2 with one line naming the file, the line and what w
   assert.doesNotMatch(r.stderr, /at .*\.ts:\d+/, 'no stack trace');
 });
 
+test('--trace-format without --trace, and a pipe as --trace, exit 2 with one line', () => {
+  const dir = tmp();
+  for (const [args, expected] of [
+    [['--trace-format', 'burstgpt'], /--trace-format: applies only with --trace FILE/],
+    [['--trace', '/dev/stdin'], /\/dev\/stdin: a pipe or device, not a regular file/],
+  ] as const) {
+    const r = spawnSync(process.execPath, ['bin/llmfleet.js', 'simulate', ...args, '--no-report', '--out', join(dir, 'o')], { encoding: 'utf8', input: 'TIMESTAMP,ContextTokens,GeneratedTokens\n' });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, expected);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  }
+});
+
 test('trace rows with no output are skipped, never lost silently: counted in summary.json and on stdout', () => {
   const dir = tmp();
   const lines = readFileSync(conv, 'utf8').split('\r\n').slice(0, 20);

@@ -129,3 +129,18 @@ test('a simulation that ends at endS counts the same skipped rows wherever endS 
   // Replayed: the requests at 0 and 2 (and 60 for endS 75); the simulator's look-ahead to the next request never counts.
   assert.deepEqual(counts, [1, 1, 1, 3].map((n) => ({ [BURSTGPT_SKIP_FAILED]: n })));
 });
+
+test('review findings: a corrupt Azure year, inherited-property keys, the line of an unreadable first JSON line, all-skipped traces', () => {
+  const y = tmp.file('y.csv', `TIMESTAMP,ContextTokens,GeneratedTokens\n20x3-11-16 18:00:00.0,10,5\n`);
+  assert.throws(() => all(openTrace(y, 'azure')), /y\.csv:2 TIMESTAMP: expected a timestamp/);
+  const y2 = tmp.file('y2.csv', `TIMESTAMP,ContextTokens,GeneratedTokens\n${STAMP},10,5\n202x-11-16 18:16:00.0,10,5\n`);
+  assert.throws(() => all(openTrace(y2, 'azure')), /y2\.csv:3 TIMESTAMP: expected a timestamp/);
+  for (const key of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+    const j = tmp.file(`k-${key}.jsonl`, `{"arrival_s":0,"input_tokens":5,"output_tokens":5,"${key}":"x"}\n`);
+    assert.throws(() => all(openTrace(j, 'jsonl')), new RegExp(`k-${key}\\.jsonl:1 ${key}: expected known keys`));
+  }
+  const d = tmp.file('d.jsonl', `\n\n{"timestamp": 0, "input_length": 10\n`);
+  assert.throws(() => detectFormat(d), /d\.jsonl:3: cannot tell the trace format: the line starts with '\{' but is not JSON/);
+  const z = tmp.file('z.csv', `TIMESTAMP,ContextTokens,GeneratedTokens\n${STAMP},10,0\n${STAMP},10,0\n`);
+  assert.throws(() => all(openTrace(z, 'azure')), /z\.csv: the trace has no requests \(rows skipped: 2 GeneratedTokens 0\)/);
+});

@@ -70,6 +70,27 @@ test('reads a line much longer than the chunk size', () => {
   assert.deepEqual(readAll(p, 16).lines, ['a', long, 'b']);
 });
 
+test('a line longer than maxLineBytes (a file without LF line breaks) is a UserError naming the line, in both readers', () => {
+  const p = tmp.file('cr-only.csv', `header\n${'a,1,2\r'.repeat(200)}`);
+  for (const make of [() => new LineReader(p, { chunkBytes: 16, maxLineBytes: 256 }), () => new ByteLineReader(p, { chunkBytes: 16, maxLineBytes: 256 })]) {
+    const r = make();
+    assert.ok(r.next());
+    assert.throws(
+      () => r.next(),
+      (e: unknown) => e instanceof UserError && /cr-only\.csv:2: a line longer than 256 bytes; are the lines LF- or CRLF-terminated\?/.test(e.message),
+    );
+    r.close();
+  }
+  // A line of exactly the limit (its LF beyond it) still reads.
+  const q = tmp.file('at-limit.txt', `${'x'.repeat(255)}\nb`);
+  assert.deepEqual(new LineReader(q, { chunkBytes: 16, maxLineBytes: 256 }).next(), 'x'.repeat(255));
+});
+
+test('a pipe is refused with one line: a trace is read more than once', () => {
+  // /dev/null is a character device: not a regular file, like a pipe or <(cmd).
+  assert.throws(() => new LineReader('/dev/null'), (e: unknown) => e instanceof UserError && /\/dev\/null: a pipe or device, not a regular file/.test(e.message));
+});
+
 test('a missing file is a one-line UserError naming the path', () => {
   assert.throws(() => new LineReader(`${tmp.dir}/nope.csv`), (e: unknown) => e instanceof UserError && e.message.includes('nope.csv') && e.message.includes('not found'));
   assert.throws(() => new LineReader(tmp.dir), (e: unknown) => e instanceof UserError && e.message.includes('folder'));

@@ -38,7 +38,10 @@ export class AzureClock {
   /** Ticks for the bytes b[at, end), or NaN when they are not a valid timestamp. */
   ticks(b: Uint8Array, at: number, end: number): number {
     if (end - at < 19) return NaN;
-    const y = d2(b, at) * 100 + d2(b, at + 2);
+    const c = d2(b, at);
+    const yy = d2(b, at + 2);
+    // Each pair is checked on its own: c * 100 + yy is positive even when yy is −1 (not two digits).
+    const y = (c | yy) < 0 ? -1 : c * 100 + yy;
     const mo = d2(b, at + 5);
     const d = d2(b, at + 8);
     const h = d2(b, at + 11);
@@ -173,7 +176,7 @@ export function* readAzure(path: string, opts: TraceOptions, stats: TraceStats):
       stats.rows++;
       yield { id: id++, arrivalS: (ticks - firstTicks) / TICKS_PER_S, inputTokens, outputTokens };
     }
-    if (id === 0) throw emptyTrace(path);
+    if (id === 0) throw emptyTrace(path, stats.skipped);
   } finally {
     lr.close();
   }

@@ -107,7 +107,7 @@ export function* readCanonicalJsonl(path: string, opts: LineReaderOptions, stats
       const req: TraceRequest = { id, arrivalS: NaN, inputTokens: 0, outputTokens: 0 };
       const seen: Partial<Record<CanonicalField, string>> = {};
       for (const key of Object.keys(o)) {
-        const f = ALIASES[key];
+        const f = Object.hasOwn(ALIASES, key) ? ALIASES[key] : undefined;
         if (f === undefined) {
           throw new ConfigError({ source: path, line: n, path: key, expected: `known keys (${Object.keys(ALIASES).join(', ')})`, got: key });
         }

@@ -67,7 +67,7 @@ export function columnCsvReader(spec: ColumnCsvSpec): TraceReader {
         }
         yield req;
       }
-      if (id === 0) throw emptyTrace(path);
+      if (id === 0) throw emptyTrace(path, stats.skipped);
     } finally {
       lr.close();
     }

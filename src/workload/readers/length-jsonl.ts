@@ -53,7 +53,7 @@ export function lengthJsonlReader(spec: LengthJsonlSpec): TraceReader {
         stats.rows++;
         yield req;
       }
-      if (id === 0) throw emptyTrace(path);
+      if (id === 0) throw emptyTrace(path, stats.skipped);
     } finally {
       lr.close();
     }
