@@ -119,7 +119,7 @@ export function registerCalibrate(program: Command): void {
     .command('calibrate')
     .description('Fit the roofline efficiency factors on part of a profile table and report held-out MAPE')
     .option('--profile <file>', 'SplitwiseSim-format profile CSV', BUNDLED_PROFILE)
-    .option('--out <dir>', 'folder for calibration.json', 'out/calibrate')
+    .option('--out <dir>', 'folder for calibration.json (vidur-check.json with --vidur, step-check.json with --steps)', 'out/calibrate')
     .option('--map <key=model>', 'map a profile model key to a catalog model (repeatable)', collectMap)
     .option('--fit-per <what>', "one set of factors per 'hardware' or per 'key' (diagnostic)", 'hardware')
     .option('--no-large-step-comm', 'fit the plain roofline, without the large-step communication knee (ablation)')

@@ -24,8 +24,8 @@ export function registerEmulate(program: Command): void {
   program
     .command('emulate')
     .description('Run a vLLM-compatible OpenAI server whose timing comes from the simulator engine and perf model (no GPU)')
-    .requiredOption('--model <name>', 'catalog model, e.g. llama3.1-8b')
-    .requiredOption('--hardware <name>', 'catalog hardware, e.g. h100-80gb')
+    .requiredOption('--model <name>', 'catalog model, e.g. llama3.1-8b (required)')
+    .requiredOption('--hardware <name>', 'catalog hardware, e.g. h100-80gb (required)')
     .option('--tp <n>', 'tensor-parallel degree', '1')
     .option('--host <addr>', 'listen address', '127.0.0.1')
     .option('--port <n>', 'listen port (0 = any free port)', '8000')

@@ -34,7 +34,7 @@ export function registerReplay(program: Command): void {
   program
     .command('replay')
     .description("Send a scenario's workload to a live OpenAI-compatible server (gateway, vLLM, emulator) in open loop and report client-side latency as simulate does")
-    .requiredOption('--url <base>', 'base URL of the server, e.g. http://127.0.0.1:8080 (no /v1)')
+    .requiredOption('--url <base>', 'base URL of the server, e.g. http://127.0.0.1:8080 (no /v1; required)')
     .option('--scenario <file>', 'scenario whose workload and SLO are used (default: the bundled scenarios/default.yaml)')
     .option('--set <path=value>', 'override a scenario field, e.g. workload.transforms.limit=500 (repeatable)', collect, [])
     .option('--trace <file>', "replace the scenario's workload source with this trace (its transforms still apply)")
