@@ -48,14 +48,15 @@ export interface RowGroupCheck {
 
 export interface GroupFit {
   group: string;
-  kind: CheckKind;
+  /** The kinds of rows fitted on, joined by '+' (e.g. 'layer', 'prefill+decode'). */
+  kind: string;
   hardware: string;
   fitted: Partial<Efficiency>;
   trainLoss: number;
 }
 
 /** The engine's CPU-side costs: no measurement here includes them, so they are zero on the roofline's side too. */
-export const NO_OVERHEADS = { stepOverheadS: 0, prefillOverheadS: 0, perSeqOverheadS: 0 } as const;
+const NO_OVERHEADS = { stepOverheadS: 0, prefillOverheadS: 0, perSeqOverheadS: 0 } as const;
 
 /** Predicts rows under one set of factors, building the roofline once per deployment. */
 function predictor(eff: Efficiency): (o: Obs) => number {
@@ -172,7 +173,8 @@ export function checkGroups(
     const calibrated = only(efficiencyOf(hw, true));
     const hasCalibrated = JSON.stringify(calibrated) !== JSON.stringify(base);
     const f = fit(mine, base, params);
-    fits.push({ group, kind: mine[0]!.kind, hardware: hw.name, fitted: Object.fromEntries(params.map((p) => [p, f.eff[p]])), trainLoss: f.loss });
+    const fittedKinds = [...new Set(mine.filter((o) => o.fit !== false).map((o) => o.kind))];
+    fits.push({ group, kind: fittedKinds.join('+'), hardware: hw.name, fitted: Object.fromEntries(params.map((p) => [p, f.eff[p]])), trainLoss: f.loss });
     const [atBase, atFit] = [predictor(base), predictor(f.eff)];
     const tpOf = new Map(mine.map((o) => [o.key, o.dep.tp]));
     for (const key of [...tpOf.keys()].sort((a, b) => a.replace(/tp\d+$/, '').localeCompare(b.replace(/tp\d+$/, '')) || tpOf.get(a)! - tpOf.get(b)!)) {

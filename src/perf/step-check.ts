@@ -18,11 +18,11 @@ import type { BatchShape, Deployment } from './types.ts';
  * The row's model is the catalog model cut to the `layers` measured (a slice of a model too big for one GPU:
  * embeddings and LM head whole, params scaled per layer), on the row's hardware at TP 1. The engine's CPU-side
  * costs (scheduling, sampling) are not in the measurements, so the roofline's step, prefill and per-sequence
- * overheads are zero here too; what is compared is the GPU work. The fit per device is compute, memory and a
- * fixed latency per layer (kernel launches and tails, which the roofline folds into its per-step overhead).
+ * overheads are zero here too; what is compared is the GPU work. The fit per device is compute, memory and
+ * `perLayerOverheadS` (kernel launches and tails; 0 in the defaults, which fold it into the per-step overhead).
  *
- * Rows of the engine-like variants are fitted on (`mini-eager` prefill, `mini-graph` decode: graphs replayed as
- * vLLM does); other variants (eager decode, transformers' own Llama) and mixed steps are only compared, each as
+ * Rows of the engine-like variants are fitted on (`fused-eager` prefill; `compiled-graph` decode, replayed as a
+ * CUDA graph as vLLM V1 does); other variants (eager decode, transformers' own Llama) and mixed steps are only compared, each as
  * its own key: whether the roofline fitted on pure steps predicts mixed ones is the question they answer.
  */
 
