@@ -15,6 +15,7 @@ context C); `llmfleet calibrate --steps FILE` checks the roofline against them.
 
     python3 bench/gpu/measure_steps.py --out DIR          # on the GPU, ≈ 3-4 min on an H100
     python3 bench/gpu/measure_steps.py --mixed --out DIR  # mixed prompt-chunk + decode steps instead (column chunk_tokens)
+    python3 bench/gpu/measure_steps.py --long --models llama3.1-8b --variants fused --out DIR  # 8k-32k tokens
     python3 bench/gpu/measure_steps.py --smoke --out DIR  # tiny shapes on the CPU, to check the script
 """
 import argparse
@@ -304,13 +305,22 @@ VARIANTS = {  # variant: (prefill impl, decode impl) names in the CSV
 TIME_GUARD_S = 330  # no compiled variant is started after this (compiling costs tens of seconds per model)
 
 
-def measure_model(name, cfg, dev, dtype, timer, rows, log, smoke, t0, variants):
+LONG_PREFILL = [(1, 8192), (1, 16384), (1, 32768)]
+LONG_DECODE_BATCHES = [1, 8, 32]
+LONG_DECODE_CONTEXTS = [8192, 16384, 32768]
+
+
+def measure_model(name, cfg, dev, dtype, timer, rows, log, smoke, t0, variants, long=False, save=lambda: None):
     m = MiniLlama(cfg, dev, dtype)
-    prefill = [(1, 16), (2, 32)] if smoke else PREFILL
-    batches, contexts = ([1, 4], [32, 64]) if smoke else (DECODE_BATCHES, DECODE_CONTEXTS)
-    eager = [(1, 32)] if smoke else EAGER_DECODE
-    out = lambda kind, B, T, impl, r: rows.append(dict(hardware=HARDWARE, model=name, layers=cfg['layers'], kind=kind, batch=B, tokens_per_seq=T, impl=impl,
-                                                      median_ms=f'{r[0]:.4f}', p10_ms=f'{r[1]:.4f}', p90_ms=f'{r[2]:.4f}'))
+    prefill = [(1, 16), (2, 32)] if smoke else LONG_PREFILL if long else PREFILL
+    batches, contexts = ([1, 4], [32, 64]) if smoke else (LONG_DECODE_BATCHES, LONG_DECODE_CONTEXTS) if long else (DECODE_BATCHES, DECODE_CONTEXTS)
+    eager = [(1, 32)] if smoke else [] if long else EAGER_DECODE
+
+    def out(kind, B, T, impl, r):
+        rows.append(dict(hardware=HARDWARE, model=name, layers=cfg['layers'], kind=kind, batch=B, tokens_per_seq=T, impl=impl,
+                         median_ms=f'{r[0]:.4f}', p10_ms=f'{r[1]:.4f}', p90_ms=f'{r[2]:.4f}'))
+        if long:
+            save()  # long shapes take seconds each: keep what a cut-short run measured
     for variant, (pname, dname) in VARIANTS.items():
         if variant not in variants:
             continue
@@ -418,6 +428,7 @@ def main():
     p.add_argument('--variants', default=','.join(VARIANTS), help='which of plain, fused, compiled')
     p.add_argument('--no-hf', action='store_true', help="skip the transformers cross-check")
     p.add_argument('--mixed', action='store_true', help='time mixed prefill-chunk + decode steps instead (kind "mixed")')
+    p.add_argument('--long', action='store_true', help='long prompts and contexts instead (8k-32k tokens; use with --models llama3.1-8b)')
     args = p.parse_args()
     dev = torch.device('cpu' if args.smoke else 'cuda')
     dtype = torch.float32 if args.smoke else torch.bfloat16
@@ -453,9 +464,9 @@ def main():
             measure_mixed(name, cfg, dev, dtype, timer, rows, log, args.smoke)
             save()
             continue
-        measure_model(name, cfg, dev, dtype, timer, rows, log, args.smoke, t0, args.variants.split(','))
+        measure_model(name, cfg, dev, dtype, timer, rows, log, args.smoke, t0, args.variants.split(','), args.long, save)
         save()
-    if not args.no_hf and not args.mixed:
+    if not args.no_hf and not args.mixed and not args.long:
         hf_cross_check(dev, dtype, timer, rows, log, args.smoke)
     save()
     log(f'{len(rows)} rows -> {path} in {time.time() - t0:.0f} s')

@@ -93,9 +93,10 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
     assert.ok(byKey['h100-80gb/llama2-7b/decode (mini-eager)']!.fitted.mape > 60);
   });
 
-  it('the bundled H100 and H200 measurements: every variant a key, one fit per device, the defaults within 15 % on graph-replayed decode', () => {
-    const r = checkMeasuredSteps(['data/profiles/measured/h100-steps.csv', 'data/profiles/measured/h200-steps.csv']);
-    assert.equal(r.keys.filter((k) => k.hardware === 'h100-80gb').length, 22, '3 models × (2 prefill + 5 decode variants), HF for one');
+  it('the bundled H100 (pure, mixed, long) and H200 measurements: every variant a key, one fit per device, the defaults within 15 % on graph-replayed decode', () => {
+    const files = ['h100-steps', 'h100-mixed-steps', 'h100-long-steps', 'h200-steps'].map((f) => `data/profiles/measured/${f}.csv`);
+    const r = checkMeasuredSteps(files);
+    assert.equal(r.keys.filter((k) => k.hardware === 'h100-80gb').length, 25, '3 models × (3 prefill + 4 decode variants + mixed), HF prefill for one');
     assert.equal(r.keys.filter((k) => k.hardware === 'h200').length, 12, '3 models × fused and compiled, prefill and decode');
     for (const gpu of ['h100-80gb', 'h200']) {
       for (const m of ['llama2-7b', 'llama3.1-8b', 'llama2-70b[10L]']) {
@@ -104,7 +105,9 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
       }
     }
     assert.deepEqual(r.fits.map((f) => f.group), ['h100-80gb', 'h200']);
-    assert.deepEqual(r.sources, ['data/profiles/measured/h100-steps.csv', 'data/profiles/measured/h200-steps.csv']);
+    assert.deepEqual(r.sources, files);
+    // The long prompts (8k-32k tokens) are rows of the fitted 8B prefill key.
+    assert.equal(r.keys.find((k) => k.key === 'h100-80gb/llama3.1-8b/prefill')!.samples[2]!.label, '1×32768');
   });
 
   it('bad rows are named with their line and column; the CLI exits 2 with one line', async () => {
