@@ -13,8 +13,9 @@ const seconds = z.number().min(0).finite();
 const engineFields = {
   /** vllm: V1 (chunked prefill mixes with decodes); vllm-v0: V0 default (a step is all prefills or all decodes); splitwise: SplitwiseSim. */
   scheduler: z.enum(['vllm', 'vllm-v0', 'splitwise']),
-  maxNumSeqs: posInt,
-  maxBatchedTokens: posInt,
+  /** A number, or 'auto': what vLLM picks for the pool's scheduler, hardware and model (engine/vllm-defaults.ts). */
+  maxNumSeqs: z.union([posInt, z.literal('auto')]),
+  maxBatchedTokens: z.union([posInt, z.literal('auto')]),
   chunkedPrefill: z.boolean(),
   blockTokens: posInt,
   gpuMemoryUtilization: z.number().positive().max(1),
@@ -27,7 +28,7 @@ const engineFields = {
   queueOrder: z.enum(Object.keys(queueOrders) as [keyof typeof queueOrders]),
 };
 
-/** Defaults follow vLLM V1's online-serving defaults. */
+/** Fixed limits in the range of vLLM V1's (its own depend on the GPU: `auto` asks for them, engine/vllm-defaults.ts). */
 export const ENGINE_DEFAULTS = {
   scheduler: 'vllm',
   maxNumSeqs: 256,

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { EngineConfig } from '../engine/engine.ts';
+import { vllmAutoLimits } from '../engine/vllm-defaults.ts';
 import { SimRequest } from '../engine/request.ts';
 import { RequestLog } from '../metrics/collector.ts';
 import { BUILTIN_CATALOG, getHardware, getModel, loadCatalogFile, type Catalog } from '../model/catalog.ts';
@@ -83,10 +84,17 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
       const opts = { gpuMemoryUtilization: e.gpuMemoryUtilization, activationReserveBytes: e.activationReserveBytes, blockTokens: e.blockTokens };
       kvBlocks = at(() => planMemory(dep, opts)).kvBlocks;
     }
+    const auto = e.scheduler === 'splitwise' ? undefined : vllmAutoLimits(e.scheduler, hardware, model);
+    const limit = (key: 'maxNumSeqs' | 'maxBatchedTokens'): number => {
+      const v = e[key];
+      if (v !== 'auto') return v;
+      if (!auto) throw new ConfigError({ path: `fleet.pools[${i}] engine.${key}`, expected: "a number with scheduler splitwise ('auto' is vLLM's own default)", got: v });
+      return auto[key];
+    };
     const engine: EngineConfig = {
       scheduler: e.scheduler,
-      maxNumSeqs: e.maxNumSeqs,
-      maxBatchedTokens: e.maxBatchedTokens,
+      maxNumSeqs: limit('maxNumSeqs'),
+      maxBatchedTokens: limit('maxBatchedTokens'),
       chunkedPrefill: e.chunkedPrefill,
       blockTokens: e.blockTokens,
       kvBlocks,
