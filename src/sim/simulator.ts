@@ -84,7 +84,7 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
       const opts = { gpuMemoryUtilization: e.gpuMemoryUtilization, activationReserveBytes: e.activationReserveBytes, blockTokens: e.blockTokens };
       kvBlocks = at(() => planMemory(dep, opts)).kvBlocks;
     }
-    const auto = e.scheduler === 'splitwise' ? undefined : vllmAutoLimits(e.scheduler, hardware, model);
+    const auto = e.scheduler === 'splitwise' ? undefined : vllmAutoLimits(e.scheduler, hardware, model, p.tp * p.pp);
     const limit = (key: 'maxNumSeqs' | 'maxBatchedTokens'): number => {
       const v = e[key];
       if (v !== 'auto') return v;

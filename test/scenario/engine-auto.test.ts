@@ -18,6 +18,7 @@ test("engine limits 'auto' are vLLM's own defaults for the pool's scheduler, GPU
   assert.deepEqual(limits(pool('llama3.1-8b', 'h200')), [1024, 8192]);
   assert.deepEqual(limits(pool('llama3.1-8b', 'a100-80gb')), [256, 2048]);
   assert.deepEqual(limits(pool('llama3.1-8b', 'l4')), [256, 2048]);
+  assert.deepEqual(limits(pool('llama3.2-1b', 'xeon-amx')), [128, 2048]);
   // V0 without chunked prefill: a whole prompt fits one step, max(max_model_len, 2,048).
   assert.deepEqual(limits([...pool('llama2-7b', 'a100-80gb'), 'engine.scheduler=vllm-v0', 'engine.chunkedPrefill=false']), [256, 4096]);
   // A number still wins, and the fixed defaults are unchanged.
