@@ -46,16 +46,17 @@ const modelBase = z.strictObject({
   source: z.string().optional(),
 });
 export const modelSpecSchema = modelBase
-  .refine((m) => m.kvHeads <= m.heads, { message: 'kvHeads ≤ heads', path: ['kvHeads'] })
+  .refine((m) => m.kvHeads <= m.heads && m.heads % m.kvHeads === 0, { message: 'a divisor of heads (each KV head serves a whole group of query heads)', path: ['kvHeads'] })
   .refine((m) => m.activeParams <= m.params, { message: 'activeParams ≤ params', path: ['activeParams'] });
 
 // A file entry: every field optional (an override of a known id only names what changes); the merged entry is
 // then checked against the full schema. `name` comes from the key.
 const hardwareEntry = hardwareSpecSchema.omit({ name: true }).partial().strict();
 const modelEntry = modelBase.omit({ name: true }).partial().strict();
+const catalogId = z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, { error: 'an id of lower-case letters, digits, ".", "_" and "-", starting with a letter or digit' });
 const catalogFileSchema = z.strictObject({
-  hardware: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]*$/), hardwareEntry).optional(),
-  models: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]*$/), modelEntry).optional(),
+  hardware: z.record(catalogId, hardwareEntry).optional(),
+  models: z.record(catalogId, modelEntry).optional(),
 });
 
 function lookup<T>(kind: string, table: Readonly<Record<string, T>>, name: string): T {

@@ -24,27 +24,35 @@ export const efficiencySchema = z.strictObject({
  * `calibrated: true`), each overridable here. Profile: a SplitwiseSim-format CSV (path relative to
  * the scenario file) and the table's key, which defaults to the deployment's model, hardware and tp.
  */
-export const perfSpecSchema = z
-  .discriminatedUnion('kind', [
-    z.strictObject({
-      kind: z.literal('roofline'),
-      efficiency: efficiencySchema.optional(),
-      /**
-       * true: use the factors `llmfleet calibrate` fitted on the bundled SplitwiseSim profile where they exist
-       * (a100-80gb, h100-80gb). They reproduce that profiled engine (70B/176B at TP 2–8, ≈15–21 ms fixed cost per
-       * iteration), so they are opt-in; the default describes a modern CUDA-graph engine (efficiency.ts).
-       */
-      calibrated: z.boolean().default(false),
-    }),
-    z.strictObject({
-      kind: z.literal('profile'),
-      path: z.string().min(1),
-      model: z.string().min(1).optional(),
-      hardware: z.string().min(1).optional(),
-      tp: z.number().int().positive().optional(),
-    }),
-  ])
-  .default({ kind: 'roofline', calibrated: false });
+const perfKinds = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('roofline'),
+    efficiency: efficiencySchema.optional(),
+    /**
+     * true: use the factors `llmfleet calibrate` fitted on the bundled SplitwiseSim profile where they exist
+     * (a100-80gb, h100-80gb). They reproduce that profiled engine (70B/176B at TP 2–8, ≈15–21 ms fixed cost per
+     * iteration), so they are opt-in; the default describes a modern CUDA-graph engine (efficiency.ts).
+     */
+    calibrated: z.boolean().default(false),
+  }),
+  z.strictObject({
+    kind: z.literal('profile'),
+    path: z.string().min(1),
+    model: z.string().min(1).optional(),
+    hardware: z.string().min(1).optional(),
+    tp: z.number().int().positive().optional(),
+  }),
+]);
+
+/**
+ * One `perf:` section. `kind` may be left out: a section with a `path` is a profile, any other the roofline (so
+ * `--set perf.efficiency.compute=0.5` works on a scenario that relies on the default).
+ */
+export const perfSectionSchema = z.preprocess(
+  (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) && !('kind' in v) ? { kind: 'path' in v ? 'profile' : 'roofline', ...v } : v),
+  perfKinds,
+);
+export const perfSpecSchema = perfSectionSchema.default({ kind: 'roofline', calibrated: false });
 
 export type PerfSpec = z.output<typeof perfSpecSchema>;
 
@@ -69,7 +77,7 @@ export function makePerfModel(spec: PerfSpec, dep: Deployment, baseDir = '.'): P
   }
 }
 
-export { planMemory, kvBytesPerToken, defaultActivationReserveBytes } from './memory.ts';
+export { planMemory, checkWeightsFit, kvBytesPerToken, defaultActivationReserveBytes } from './memory.ts';
 export type { MemoryOptions } from './memory.ts';
 export { rooflinePerfModel } from './roofline.ts';
 export { efficiencyFor, DEFAULT_EFFICIENCY } from './efficiency.ts';

@@ -36,6 +36,24 @@ export function defaultActivationReserveBytes(model: ModelSpec): number {
 const GB = 1e9;
 const fmtGb = (b: number): string => `${Math.round(b / GB)} GB`;
 
+/** Throws the one-line ConfigError of a deployment whose weights (+ activation reserve) exceed usable memory. */
+export function checkWeightsFit(dep: Deployment, util: number, reserve: number): { weightsBytesPerDevice: number; usablePerDevice: number; where: string } {
+  const { model, hardware, tp, pp } = dep;
+  const devices = tp * pp;
+  const weightsBytes = model.params * (model.weightBytesPerParam ?? model.bytesPerParam);
+  const weightsBytesPerDevice = weightsBytes / devices;
+  const usablePerDevice = hardware.memoryBytes * util;
+  const where = `${devices} × ${hardware.name} at tp ${tp}${pp > 1 ? ` pp ${pp}` : ''}`;
+  if (weightsBytesPerDevice + reserve >= usablePerDevice) {
+    const err = new ConfigError({ path: 'deployment', expected: 'a deployment whose weights fit', got: where });
+    err.message =
+      `${model.name} needs ${fmtGb(weightsBytes)} of weights (+${fmtGb(reserve * devices)} activations); ` +
+      `${where} has ${fmtGb(usablePerDevice * devices)} usable`;
+    throw err;
+  }
+  return { weightsBytesPerDevice, usablePerDevice, where };
+}
+
 /**
  * Weights and KV capacity of one instance. Weights split evenly over tp · pp devices; every device keeps the
  * same activation reserve; what is left of `gpuMemoryUtilization × memory` on all devices holds KV (each device
@@ -58,17 +76,7 @@ export function planMemory(dep: Deployment, opts: MemoryOptions = {}): MemoryPla
     throw new ConfigError({ path: 'tp/pp', expected: 'positive integers', got: `tp ${tp}, pp ${pp}` });
   }
   const devices = tp * pp;
-  const weightsBytes = model.params * (model.weightBytesPerParam ?? model.bytesPerParam);
-  const weightsBytesPerDevice = weightsBytes / devices;
-  const usablePerDevice = hardware.memoryBytes * util;
-  const where = `${devices} × ${hardware.name} at tp ${tp}${pp > 1 ? ` pp ${pp}` : ''}`;
-  if (weightsBytesPerDevice + reserve >= usablePerDevice) {
-    const err = new ConfigError({ path: 'deployment', expected: 'a deployment whose weights fit', got: where });
-    err.message =
-      `${model.name} needs ${fmtGb(weightsBytes)} of weights (+${fmtGb(reserve * devices)} activations); ` +
-      `${where} has ${fmtGb(usablePerDevice * devices)} usable`;
-    throw err;
-  }
+  const { weightsBytesPerDevice, usablePerDevice, where } = checkWeightsFit(dep, util, reserve);
   const kvPerToken = kvBytesPerToken(model, tp);
   const kvBytes = (usablePerDevice - weightsBytesPerDevice - reserve) * devices;
   const kvBlocks = Math.floor(kvBytes / kvPerToken / blockTokens);

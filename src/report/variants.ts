@@ -102,6 +102,8 @@ const variantsSchema = z.object({
 export interface ComparisonInput extends ScenarioInput {
   /** `--variant` flags; when given they replace the scenario's `variants:` list. */
   variants?: readonly string[];
+  /** Validate and return only this variant of the file's list (`simulate --variant NAME`). */
+  only?: string;
 }
 
 /**
@@ -111,20 +113,24 @@ export interface ComparisonInput extends ScenarioInput {
 /** One variant of a scenario's `variants:` list, exactly as `compare` runs it (`simulate --variant NAME`). */
 export function loadVariant(input: ScenarioInput, name: string): { scenario: Scenario; baseDir: string } {
   if (input.file === undefined) throw new UserError(`--variant ${name}: give --scenario FILE, a scenario with a variants: list`);
-  const setup = loadComparison({ ...input, variants: [] });
-  const v = setup.variants.find((x) => x.name === name);
-  if (!v) throw new UserError(`--variant ${name}: ${setup.source} has no such variant; its variants: ${setup.variants.map((x) => x.name).join(', ')}`);
-  return { scenario: v.scenario, baseDir: setup.baseDir };
+  const setup = loadComparison({ ...input, variants: [], only: name });
+  return { scenario: setup.variants[0]!.scenario, baseDir: setup.baseDir };
 }
 
 export function loadComparison(input: ComparisonInput): ComparisonSetup {
   const { doc, source } = readScenarioDoc(input.file, DEFAULT_COMPARE_SCENARIO);
   const { variants: rawVariants, ...rest } = doc.raw as Record<string, unknown>;
   const fromFile = validateConfig({ ...doc, raw: { variants: rawVariants } }, variantsSchema).variants ?? [];
-  const specs: VariantSpec[] =
+  let specs: VariantSpec[] =
     input.variants && input.variants.length > 0
       ? input.variants.map(parseVariantFlag)
       : fromFile.map((v) => ({ name: v.name, overrides: Object.entries(v.set).map(([k, val]) => `${k}=${overrideText(val)}`) }));
+  if (input.only !== undefined) {
+    const { only } = input;
+    if (fromFile.length === 0) throw new UserError(`--variant ${only}: ${source} has no variants: list (simulate it without --variant)`);
+    specs = specs.filter((s) => s.name === only);
+    if (specs.length === 0) throw new UserError(`--variant ${only}: ${source} has no such variant; its variants: ${fromFile.map((v) => v.name).join(', ')}`);
+  }
   if (specs.length === 0) {
     throw new UserError(`${source}: nothing to compare: give --variant NAME:PATH=VALUE (repeatable) or a variants: list in the scenario`);
   }

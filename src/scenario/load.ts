@@ -176,7 +176,7 @@ export function loadScenario(input: ScenarioInput): LoadedScenario {
   const { doc, source } = readScenarioDoc(input.file);
   const raw = doc.raw as Record<string, unknown>;
   if ('variants' in raw) {
-    throw new UserError(`${source}:${doc.lineOf(['variants']) ?? 1} variants: this scenario lists variants for \`llmfleet compare --scenario ${input.file ?? source}\`; simulate runs one scenario (run one variant with --variant NAME, remove the list, or use compare)`);
+    throw new UserError(`${source}:${doc.lineOf(['variants']) ?? 1} variants: this scenario lists variants for \`llmfleet compare --scenario ${input.file ?? source}\`; this command runs one scenario (\`llmfleet simulate --scenario ${input.file ?? source} --variant NAME\` runs one variant as compare does; or remove the list)`);
   }
   const scenario = validateScenario(doc, raw, applyScenarioFlags(raw, input));
   return { scenario, baseDir: dirname(source), source };

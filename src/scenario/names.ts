@@ -10,9 +10,13 @@ export const tpExpected = (model: string, heads: number) => `a divisor of ${mode
 export type Locate = (path: readonly PropertyKey[]) => { source?: string; line?: number };
 
 /**
- * Names a scenario refers to exist: every pool's and `fleet.spot.initial` entry's model and hardware are in the
- * catalog (the scenario's own `catalog:` file included), and `network.latencyS` names serving regions of pools.
- * `locate` (at load) names the file line or flag; without it the error names the field only.
+ * Names a scenario refers to exist and deployments make sense: every pool's and `fleet.spot.initial` entry's model
+ * and hardware are in the catalog (the scenario's own `catalog:` file included); its tp divides the model's heads
+ * and fits one node (`devicesPerNode`: tensor parallelism is timed over the node's NVLink), its pp is at most the
+ * model's layers; pool names are unique and `scaling.actions` name pools; a pool's `engine` merged over the
+ * top-level one keeps the chunked-prefill rule; `network.latencyS`, spot entries and `spot.weightsRegions` name
+ * serving regions of pools (and catalog models). `locate` (at load) names the file line or flag; without it the
+ * error names the field only.
  */
 export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locate = () => ({})): void {
   const fail = (path: PropertyKey[], expected: string, got: unknown): never => {
@@ -27,9 +31,27 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
       if (!Object.hasOwn(table, e[field])) fail([...at, field], `a ${field} of the catalog: ${Object.keys(table).sort().join(', ')}`, e[field]);
     }
   }
+  for (const [at, e] of entries as [PropertyKey[], { model: string; hardware: string; tp: number; pp: number }][]) {
+    const model = catalog.models[e.model]!;
+    const node = catalog.hardware[e.hardware]!.devicesPerNode;
+    if (model.heads % e.tp !== 0) fail([...at, 'tp'], tpExpected(e.model, model.heads), e.tp);
+    if (e.tp > node) fail([...at, 'tp'], `at most ${node}, the ${e.hardware} devices of one node (tensor parallelism is timed over one node's links)`, e.tp);
+    if (e.pp > model.layers) fail([...at, 'pp'], `at most ${model.layers}, ${e.model}'s layers`, e.pp);
+  }
+  const names = new Map<string, number>();
   sc.fleet.pools.forEach((p, i) => {
-    const heads = catalog.models[p.model]!.heads;
-    if (heads % p.tp !== 0) fail(['fleet', 'pools', i, 'tp'], tpExpected(p.model, heads), p.tp);
+    const name = p.name ?? `pool${i}`;
+    if (names.has(name)) fail(['fleet', 'pools', i, 'name'], `a name no other pool has (pool ${names.get(name)} is '${name}')`, name);
+    names.set(name, i);
+    // The schema checks each engine block alone; a pool asking for chunked prefill under the top-level scheduler
+    // is only seen merged. (A pool choosing vllm-v0 under the default chunkedPrefill: true is fine: V0 ignores it.)
+    const scheduler = p.engine?.scheduler ?? sc.engine.scheduler;
+    if (p.engine?.chunkedPrefill === true && scheduler !== 'vllm') {
+      fail(['fleet', 'pools', i, 'engine', 'chunkedPrefill'], `false or absent with scheduler ${scheduler} (neither vllm-v0 nor splitwise chunks prompts)`, true);
+    }
+  });
+  sc.scaling.actions.forEach((a, i) => {
+    if (!names.has(a.pool)) fail(['scaling', 'actions', i, 'pool'], `a pool name (${[...names.keys()].join(', ')})`, a.pool);
   });
   const regions = new Set(sc.fleet.pools.map((p) => p.region));
   const named = [...regions].filter((r) => r !== '').sort();
@@ -38,5 +60,15 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
     for (const to of Object.keys(row)) {
       if (!regions.has(to)) fail(['network', 'latencyS', from, to], expected, to);
     }
+  }
+  const spot = sc.fleet.spot;
+  spot?.initial.forEach((e, i) => {
+    if (!regions.has(e.region)) fail(['fleet', 'spot', 'initial', i, 'region'], expected, e.region);
+  });
+  for (const [model, list] of Object.entries(spot?.weightsRegions ?? {})) {
+    if (!Object.hasOwn(catalog.models, model)) fail(['fleet', 'spot', 'weightsRegions', model], `a model of the catalog: ${Object.keys(catalog.models).sort().join(', ')}`, model);
+    list.forEach((r, j) => {
+      if (!regions.has(r)) fail(['fleet', 'spot', 'weightsRegions', model, j], expected, r);
+    });
   }
 }

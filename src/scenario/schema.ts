@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { perfSpecSchema } from '../perf/index.ts';
+import { perfSectionSchema, perfSpecSchema } from '../perf/index.ts';
 import { ROUTER_NAMES } from '../policy/routing/registry.ts';
 import { SCALER_NAMES } from '../policy/scaling/registry.ts';
 import { queueOrders } from '../policy/scheduling/registry.ts';
@@ -68,13 +68,14 @@ export const poolSchema = z
      */
     contextLength: posInt.optional(),
     // Without the default: an absent pool `perf` must fall back to the scenario's top-level one.
-    perf: perfSpecSchema.unwrap().optional(),
+    perf: perfSectionSchema.optional(),
     engine: engineOverrideSchema.optional(),
   })
   .strict()
   .superRefine((p, ctx) => {
     if (p.minCount > p.maxCount) ctx.addIssue({ code: 'custom', path: ['maxCount'], message: `≥ minCount (${p.minCount})` });
     else if (p.count > p.maxCount) ctx.addIssue({ code: 'custom', path: ['count'], message: `≤ maxCount (${p.maxCount})` });
+    else if (p.count < p.minCount) ctx.addIssue({ code: 'custom', path: ['count'], message: `≥ minCount (${p.minCount}): a pool starts with count instances` });
   });
 
 export const networkSchema = z
@@ -175,7 +176,7 @@ export const scenarioSchema = z
     description: z.string().optional(),
     seed: z.number().int().default(1),
     /** A YAML file adding hardware or models to the built-in catalog (relative to the scenario file). */
-    catalog: z.string().optional(),
+    catalog: z.string().min(1).optional(),
     workload: workloadSchema,
     fleet: z
       .object({

@@ -4,7 +4,7 @@ import { vllmAutoLimits } from '../engine/vllm-defaults.ts';
 import { SimRequest } from '../engine/request.ts';
 import { RequestLog } from '../metrics/collector.ts';
 import { BUILTIN_CATALOG, getHardware, getModel, loadCatalogFile, type Catalog } from '../model/catalog.ts';
-import { kvBytesPerToken, makePerfModel, planMemory } from '../perf/index.ts';
+import { checkWeightsFit, defaultActivationReserveBytes, kvBytesPerToken, makePerfModel, planMemory } from '../perf/index.ts';
 import type { PerfModel } from '../perf/types.ts';
 import { createRouter } from '../policy/routing/registry.ts';
 import { Governor } from '../policy/scaling/governor.ts';
@@ -83,6 +83,9 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
     if (!kvBlocks) {
       const opts = { gpuMemoryUtilization: e.gpuMemoryUtilization, activationReserveBytes: e.activationReserveBytes, blockTokens: e.blockTokens };
       kvBlocks = at(() => planMemory(dep, opts)).kvBlocks;
+    } else {
+      // A fixed KV size still needs the weights to fit.
+      at(() => checkWeightsFit(dep, e.gpuMemoryUtilization, e.activationReserveBytes ?? defaultActivationReserveBytes(model)));
     }
     const auto = e.scheduler === 'splitwise' ? undefined : vllmAutoLimits(e.scheduler, hardware, model, p.tp * p.pp);
     const limit = (key: 'maxNumSeqs' | 'maxBatchedTokens'): number => {
@@ -439,10 +442,18 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         }
         case 'control': {
           while (nextAction < actions.length && actions[nextAction]!.atS <= now) {
-            const a = actions[nextAction++]!;
+            const i = nextAction++;
+            const a = actions[i]!;
             const pool = poolByName.get(a.pool)!;
-            if (a.action === 'add') for (let i = 0; i < a.count; i++) startInstance(pool, now);
-            else drainSome(fleet, pool.name, a.count, now, scaling.drainOrder);
+            // The pool's bounds hold for scheduled actions too (the governor's clamp, without its cooldowns).
+            const spec = sc.fleet.pools[pools.indexOf(pool)]!;
+            const current = fleet.instances.filter((x) => x.pool === pool.name && (x.state === 'ready' || x.state === 'provisioning')).length;
+            const count = a.action === 'add' ? Math.min(a.count, Math.max(0, spec.maxCount - current)) : Math.min(a.count, Math.max(0, current - spec.minCount));
+            if (count < a.count) {
+              notes.push(`scaling.actions[${i}] (${a.action} ${a.count} on ${a.pool} at ${a.atS} s): ${count} done, the pool's ${a.action === 'add' ? `maxCount ${spec.maxCount}` : `minCount ${spec.minCount}`} bounds it`);
+            }
+            if (a.action === 'add') for (let k = 0; k < count; k++) startInstance(pool, now);
+            else drainSome(fleet, pool.name, count, now, scaling.drainOrder);
           }
           if (nextAction < actions.length) q.push({ kind: 'control', t: actions[nextAction]!.atS });
           break;

@@ -78,7 +78,7 @@ export function issueError(error: z.ZodError, value: unknown, ctx: IssueContext 
   const p = [...(ctx.prefix ?? []), ...rel];
   const full = iss.code === 'unrecognized_keys' ? [...p, iss.keys[0]!] : p;
   const override = ctx.sourceFor?.(full);
-  const got = iss.code === 'unrecognized_keys' ? undefined : valueAt(value, rel);
+  const got = iss.code === 'unrecognized_keys' ? undefined : iss.code === 'invalid_key' ? rel[rel.length - 1] : valueAt(value, rel);
   const missing = iss.code === 'invalid_type' && got === undefined ? ' (the field is missing)' : '';
   return new ConfigError({
     source: override ?? ctx.source,
@@ -109,6 +109,9 @@ export function describeIssue(iss: z.core.$ZodIssue): string {
     }
     case 'invalid_type':
       return iss.expected === 'undefined' ? 'no value' : `a value of type ${iss.expected}`;
+    case 'invalid_key':
+      // A record key that fails its own schema: say what the key must be, not zod's "Invalid key in record".
+      return iss.issues.length > 0 ? `a key that is ${describeIssue(iss.issues[0]!)}` : 'a valid key';
     case 'too_small':
       if (iss.origin === 'string') return Number(iss.minimum) === 1 ? 'a non-empty string' : `a string of at least ${String(iss.minimum)} characters`;
       return `${iss.origin === 'array' ? 'at least' : iss.inclusive ? '≥' : '>'} ${String(iss.minimum)}${iss.origin === 'array' ? ' items' : ''}`;
@@ -144,27 +147,58 @@ export function overrideValue(text: string): unknown {
 }
 
 /**
+ * Splits `PATH=VALUE` at the first '=' outside double quotes, and PATH at the dots outside them: a quoted segment
+ * is one key, dots and all (`scaling.options.thetaTps."llama3.1-8b"=1000`), and never a list index.
+ */
+function splitSet(s: string): { keys: string[]; quoted: boolean[]; value: string } | undefined {
+  const keys: string[] = [];
+  const quoted: boolean[] = [];
+  let cur = '';
+  let q = false;
+  let wasQuoted = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === '"') {
+      q = !q;
+      wasQuoted = true;
+    } else if (!q && c === '.') {
+      keys.push(cur);
+      quoted.push(wasQuoted);
+      cur = '';
+      wasQuoted = false;
+    } else if (!q && c === '=') {
+      if (i === 0) return undefined;
+      keys.push(cur);
+      quoted.push(wasQuoted);
+      return { keys, quoted, value: s.slice(i + 1) };
+    } else cur += c;
+  }
+  return undefined;
+}
+
+/**
  * Applies `PATH=VALUE` overrides to a raw config (before validation). PATH is dotted; numeric segments index
- * arrays (`fleet.pools.0.count=8`). VALUE is read as a YAML scalar or flow collection (`8`, `true`, `jsq`,
- * `[1, 2]`, `{kind: poisson, ratePerS: 5}`). Returns the overridden paths.
+ * arrays (`fleet.pools.0.count=8`); a double-quoted segment is one key with its dots (`thetaTps."llama3.1-8b"`).
+ * VALUE is read as a YAML scalar or flow collection (`8`, `true`, `jsq`, `[1, 2]`, `{kind: poisson, ratePerS: 5}`).
+ * Returns the overridden paths.
  */
 export function applyOverrides(raw: unknown, sets: readonly string[]): PropertyKey[][] {
   const paths: PropertyKey[][] = [];
   for (const s of sets) {
-    const eq = s.indexOf('=');
-    if (eq <= 0) throw new UserError(`--set ${s}: expected PATH=VALUE (e.g. routing.policy=jsq)`);
-    const keys = s.slice(0, eq).split('.');
+    const split = splitSet(s);
+    if (!split) throw new UserError(`--set ${s}: expected PATH=VALUE (e.g. routing.policy=jsq; quote a key with dots: thetaTps."llama3.1-8b"=1000)`);
+    const { keys, quoted } = split;
     let value: unknown;
     try {
-      value = overrideValue(s.slice(eq + 1));
+      value = overrideValue(split.value);
     } catch {
       throw new UserError(`--set ${s}: the value is not a valid YAML scalar or flow collection`);
     }
-    const path: PropertyKey[] = keys.map((k) => (/^\d+$/.test(k) ? Number(k) : k));
+    const path: PropertyKey[] = keys.map((k, i) => (!quoted[i] && /^\d+$/.test(k) ? Number(k) : k));
     if (path.some((k) => k === '')) throw new UserError(`--set ${s}: empty segment in the path`);
     const forbidden = keys.find((k) => FORBIDDEN_KEYS.has(k));
     if (forbidden !== undefined) throw new UserError(`--set ${s}: '${forbidden}' is not a config key`);
-    const odd = keys.find((k) => /[[\]]/.test(k) || /^-\d+$/.test(k));
+    const odd = keys.find((k, i) => !quoted[i] && (/[[\]]/.test(k) || /^-\d+$/.test(k)));
     if (odd !== undefined) throw new UserError(`--set ${s}: '${odd}' is not a path segment; write list indexes as dotted numbers from 0 (fleet.pools.0.count=8)`);
     let node = raw as Record<PropertyKey, unknown>;
     for (let i = 0; i < path.length; i++) {

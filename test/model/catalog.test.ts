@@ -115,7 +115,7 @@ test('loadCatalogFile reads a file and names it, the line and the field in error
 
   const kvHeads = join(dir, 'bad4.yaml');
   writeFileSync(kvHeads, 'models:\n  llama2-7b:\n    kvHeads: 64\n');
-  assert.throws(() => loadCatalogFile(kvHeads), /bad4\.yaml:3 models\.llama2-7b\.kvHeads: expected kvHeads ≤ heads/);
+  assert.throws(() => loadCatalogFile(kvHeads), /bad4\.yaml:3 models\.llama2-7b\.kvHeads: expected a divisor of heads/);
 
   const notYaml = join(dir, 'bad5.yaml');
   writeFileSync(notYaml, 'hardware: [\n');
