@@ -159,6 +159,13 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   const router = createRouter(sc.routing.policy, selectedOptions(sc.routing), { rng: rng.fork('router') });
   const scaling = resolvedScaling(sc);
   const notes: string[] = [];
+  sc.fleet.pools.forEach((p, i) => {
+    // A profile keyed to another model or tp may be meant (an anonymised or scaled-down table); say so, once.
+    const perf = p.perf ?? sc.perf;
+    if (perf.kind !== 'profile') return;
+    const other = [perf.model !== undefined && perf.model !== p.model ? `model ${perf.model}` : '', perf.tp !== undefined && perf.tp !== p.tp ? `tp ${perf.tp}` : ''].filter(Boolean);
+    if (other.length > 0) notes.push(`fleet.pools[${i}] (${p.model} tp ${p.tp}): timed with the profile rows of ${other.join(', ')}`);
+  });
   let scalerOptions = selectedOptions(scaling);
   if (scaling.policy === 'preserve') {
     // PreServe's μ: probed on this scenario when it gives none (simulation only; the live autoscaler needs them set).

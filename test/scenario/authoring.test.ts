@@ -61,3 +61,9 @@ test('perf without kind is the roofline (or a profile when it has a path); a quo
   assert.deepEqual(raw, { scaling: { options: { thetaTps: { 'llama3.1-8b': 1000 } } }, fleet: { pools: { '0': { name: 'x' } } } });
   assert.throws(() => applyOverrides({}, ['a."b.c=1']), /--set a\."b\.c=1: expected PATH=VALUE/);
 });
+
+test('a pool timed with the profile rows of another model or tp gets a note', () => {
+  const perf = { kind: 'profile', path: 'data/profiles/splitwise_perf_model.csv', model: 'bloom-176b', hardware: 'a100-80gb', tp: 8 };
+  const res = run(scenarioFor(writeTrace([{ t: 0, in: 10, out: 2 }]), { perf }), 'fast', undefined);
+  assert.deepEqual(res.notes, ['fleet.pools[0] (llama3.1-8b tp 1): timed with the profile rows of model bloom-176b, tp 8']);
+});
