@@ -1,7 +1,7 @@
 import type { Catalog } from '../model/catalog.ts';
 import { ConfigError } from '../util/errors.ts';
 import { formatPath } from '../util/config-file.ts';
-import type { Scenario } from './schema.ts';
+import { selectedOptions, type Scenario } from './schema.ts';
 
 /** Tensor parallelism shards the attention heads (vLLM refuses a degree that does not divide them). */
 export const tpExpected = (model: string, heads: number) => `a divisor of ${model}'s ${heads} attention heads`;
@@ -60,6 +60,13 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
     for (const to of Object.keys(row)) {
       if (!regions.has(to)) fail(['network', 'latencyS', from, to], expected, to);
     }
+  }
+  // A misspelt region in a preference order is skipped at routing time, silently reordering the rest.
+  const order = selectedOptions(sc.routing).regionOrder;
+  if (Array.isArray(order) && named.length > 0) {
+    order.forEach((r, j) => {
+      if (typeof r === 'string' && !regions.has(r)) fail(['routing', 'options', 'regionOrder', j], expected, r);
+    });
   }
   const spot = sc.fleet.spot;
   spot?.initial.forEach((e, i) => {

@@ -67,3 +67,9 @@ test('a pool timed with the profile rows of another model or tp gets a note', ()
   const res = run(scenarioFor(writeTrace([{ t: 0, in: 10, out: 2 }]), { perf }), 'fast', undefined);
   assert.deepEqual(res.notes, ['fleet.pools[0] (llama3.1-8b tp 1): timed with the profile rows of model bloom-176b, tp 8']);
 });
+
+test("a routing regionOrder naming no pool's region is refused (it silently reordered the rest)", () => {
+  const pools = 'fleet.pools=[{name: e, model: llama3.1-8b, hardware: h100-80gb, count: 1, region: east}, {name: w, model: llama3.1-8b, hardware: h100-80gb, count: 1, region: west}]';
+  refuses([pools, 'routing.policy=sageserve', 'routing.options={regionOrder: [wset, east]}'], /routing\.options\.regionOrder\[0\]: expected a serving region of some pool \(east, west\), got "wset"/);
+  loadScenario({ file: 'scenarios/default.yaml', sets: [pools, 'routing.policy=sageserve', 'routing.options={regionOrder: [west, east]}'] });
+});
