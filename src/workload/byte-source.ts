@@ -147,12 +147,35 @@ class GzipSource implements ByteSource {
       // fflate keeps a reference to the pushed bytes until it has consumed them, so hand it a copy.
       this.gunzip.push(Uint8Array.prototype.slice.call(this.input, 0, n), n === 0);
     } catch (e) {
+      if (this.endsInZeroPadding()) {
+        this.ended = true;
+        return;
+      }
       throw new UserError(`${this.path}: not valid gzip data (${(e as Error).message})`);
     }
     if (n === 0) {
       this.ended = true;
       this.checkTrailer(this.fileBytes);
     }
+  }
+
+  /**
+   * gzip(1) ignores zeros after the last member (tape-block padding). When what follows a member is not a gzip
+   * header, that is the case if the last member's trailer (the CRC-32 and length of everything inflated since)
+   * ends where the file's trailing zeros begin, or up to 8 bytes into them (a trailer may end in zero bytes).
+   */
+  private endsInZeroPadding(): boolean {
+    if (this.fd === undefined || this.out.length === 0 && this.size === 0) return false;
+    const tailBytes = Math.min(this.fileBytes, 1 << 16);
+    const tail = Buffer.alloc(tailBytes);
+    if (readSync(this.fd, tail, 0, tailBytes, this.fileBytes - tailBytes) !== tailBytes) return false;
+    let last = tailBytes - 1;
+    while (last >= 0 && tail[last] === 0) last--;
+    if (last === tailBytes - 1 || last < 0) return false;
+    for (let end = last + 1; end <= Math.min(last + 8, tailBytes); end++) {
+      if (end >= 8 && tail.readUInt32LE(end - 8) === this.crc >>> 0 && tail.readUInt32LE(end - 4) === this.size) return true;
+    }
+    return false;
   }
 
   private checkTrailer(memberEnd: number): void {

@@ -137,8 +137,9 @@ export function withProbedCapacity(sc: Scenario, baseDir: string, options: Recor
     throw new UserError(`scaling.options: give all of ${PRESERVE_MU_KEYS.join(', ')} or none (then they are probed); got only ${given.join(', ')}`);
   }
   // The scaler's own field validates it (the scaler itself parses the rest later).
-  const { probeSloS } = parsePolicyOptions(z.object({ probeSloS: preserveScalerOptions.shape.probeSloS }), options, ['scaling', 'options']);
-  const p = probeCapacity(sc, baseDir, { sloS: probeSloS });
+  const shape = preserveScalerOptions.shape;
+  const { probeSloS, probeAttainment } = parsePolicyOptions(z.object({ probeSloS: shape.probeSloS, probeAttainment: shape.probeAttainment }), options, ['scaling', 'options']);
+  const p = probeCapacity(sc, baseDir, { sloS: probeSloS, attainment: probeAttainment });
   const note =
     `preserve: probed one ${sc.fleet.pools[0]!.model} instance at ${p.sloS.toFixed(3)} s/token: ${p.ratePerS.toFixed(2)} req/s sustained, ` +
     `muPrefill ${p.muPrefill.toFixed(1)}, muDecode ${p.muDecode.toFixed(1)}, muTotal ${p.muTotal.toFixed(1)} tokens/s (set them in scaling.options to skip the probe)`;

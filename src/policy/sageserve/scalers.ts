@@ -102,7 +102,7 @@ export type LongTermMode = 'lt-i' | 'lt-u' | 'lt-ua';
  * Before the first forecast (less than `minHistoryMin` of history) every mode scales reactively.
  */
 export function longTermScaler(mode: LongTermMode, o: SageServeScalingOptions): Scaler {
-  const planner = new HourlyPlanner(o);
+  const planner = new HourlyPlanner(o, o.niwTier);
   const cd = new Cooldown(o.cooldownS);
   const remaining = new Map<string, number>();
   const forecast = new Map<string, number>();

@@ -2,6 +2,7 @@ import { fcfs } from './fcfs.ts';
 import { dpa } from './dpa.ts';
 import { edf } from './edf.ts';
 import { pf } from './pf.ts';
+import { priority } from './priority.ts';
 import { withPromotion } from './promotion.ts';
 import type { QueueOrderFactory } from './types.ts';
 
@@ -11,6 +12,7 @@ import type { QueueOrderFactory } from './types.ts';
  */
 export const queueOrders = {
   fcfs: withPromotion(fcfs),
+  priority: withPromotion(priority),
   edf: withPromotion(edf),
   pf: withPromotion(pf),
   dpa: withPromotion(dpa),

@@ -20,6 +20,30 @@ test('EDF serves the earliest TTFT deadline first: an IW-F arriving later beats 
   assert.deepEqual(drain(q), [1, 2, 0, 3]);
 });
 
+test("priority (SageServe's default): IW tiers FCFS among themselves, NIW only when no IW waits; preempted back to the head of its class", () => {
+  const q = make('priority', { t: 0 });
+  q.push(req(0, 50, 'niw'));
+  q.push(req(1, 90, 'iw-f'));
+  q.push(req(2, 95, 'iw-n'));
+  q.push(req(3, 96, 'niw'));
+  q.pushFront(req(4, 10, 'niw')); // a preempted NIW request: head of the NIW class, still behind IW
+  q.pushFront(req(5, 20, 'iw-n')); // a preempted IW request: head of everything
+  const seen: number[] = [];
+  q.forEach((r) => seen.push(r.id));
+  assert.deepEqual(seen, [5, 1, 2, 4, 0, 3]);
+  assert.equal(q.peek()!.id, 5);
+  assert.deepEqual(drain(q), [5, 1, 2, 4, 0, 3]);
+  // FCFS keeps arrival order across tiers (the paper's order needs the classes).
+  const f = make('fcfs', { t: 0 });
+  for (const r of [req(0, 50, 'niw'), req(1, 90, 'iw-f')]) f.push(r);
+  assert.deepEqual(drain(f), [0, 1]);
+  // A NIW request promoted by age (≥ 10 h old at enqueue) goes first in this order too.
+  const p = make('priority', { t: 40_000 });
+  p.push(req(0, 39_990, 'iw-f'));
+  p.push(req(1, 1_000, 'niw'));
+  assert.deepEqual(drain(p), [1, 0]);
+});
+
 test('PF serves every IW-F request (FCFS) before any IW-N, and NIW last', () => {
   const q = make('pf', { t: 0 });
   q.push(req(0, 0, 'iw-n'));
