@@ -23,7 +23,7 @@ export interface ProbeOptions {
   steps: number;
 }
 
-export const PROBE_DEFAULTS: ProbeOptions = { sloS: 0.2, attainment: 0.99, durationS: 600, loRatePerS: 0.1, hiRatePerS: 20, steps: 10 };
+export const PROBE_DEFAULTS: ProbeOptions = { sloS: 0.2, attainment: 1, durationS: 600, loRatePerS: 0.1, hiRatePerS: 20, steps: 10 };
 
 export interface CapacityProfile {
   /** Highest sustained request rate of one instance (req/s). */
