@@ -108,6 +108,21 @@ test('reads gzip files (detected by their magic bytes) line for line like the pl
   }
 });
 
+test('zeros after the last gzip member are ignored, as gzip(1) does; other trailing bytes are an error', () => {
+  const text = 'a,1\nb,2\n'.repeat(40);
+  const plain = readAll(tmp.file('pad-plain.txt', text)).lines;
+  const z = gzipSync(text);
+  const padded = tmp.file('pad.gz', Buffer.concat([z, Buffer.alloc(10)]));
+  for (const chunk of [1, 7, 1 << 20]) assert.deepEqual(readAll(padded, chunk).lines, plain, `chunk ${chunk}`);
+  const twoPadded = tmp.file('pad2.gz', Buffer.concat([gzipSync(text), gzipSync(text), Buffer.alloc(512)]));
+  assert.deepEqual(readAll(twoPadded).lines, [...plain, ...plain]);
+  const badCrc = Buffer.concat([z, Buffer.alloc(10)]);
+  badCrc[z.length - 8]! ^= 1;
+  assert.throws(() => readAll(tmp.file('pad-crc.gz', badCrc)), (e: unknown) => e instanceof UserError && /pad-crc\.gz: not valid gzip data/.test(e.message));
+  const junk = Buffer.concat([z, Buffer.from('junk!junk!')]);
+  assert.throws(() => readAll(tmp.file('junk.gz', junk)), (e: unknown) => e instanceof UserError && /junk\.gz: not valid gzip data/.test(e.message));
+});
+
 test('a corrupt, truncated or other-format compressed file is a one-line UserError naming the path', () => {
   const z = gzipSync('a,1\nb,2\nc,3\n'.repeat(50));
   const badCrc = Buffer.from(z);
