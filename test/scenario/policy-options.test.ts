@@ -63,7 +63,7 @@ test('an option inside a nested block keeps the rest of the perPolicy entry’s 
 test("PreServe's nested anticipator block is merged too", () => {
   const { scenario } = load(PS, ['scaling.perPolicy.preserve.anticipator.horizonSteps=50', 'scaling.options.anticipator.extensionFraction=0.3']);
   const o = preserveScalerOptions.parse(selectedOptions(resolvedScaling(scenario)));
-  assert.deepEqual([o.anticipator.horizonSteps, o.anticipator.extensionFraction, o.windowS, o.muPrefill], [50, 0.3, 150, 535.7]);
+  assert.deepEqual([o.anticipator.horizonSteps, o.anticipator.extensionFraction, o.windowS, o.muPrefill], [50, 0.3, 150, 439.4]);
 });
 
 // ---- 3. aliases and every perPolicy entry --------------------------------------------------------------------
