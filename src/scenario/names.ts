@@ -1,4 +1,5 @@
 import type { Catalog } from '../model/catalog.ts';
+import { checkWeightsFit, defaultActivationReserveBytes, planMemory } from '../perf/memory.ts';
 import { ConfigError } from '../util/errors.ts';
 import { formatPath } from '../util/config-file.ts';
 import { selectedOptions, type Scenario } from './schema.ts';
@@ -50,6 +51,7 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
       fail(['fleet', 'pools', i, 'engine', 'chunkedPrefill'], `false or absent with scheduler ${scheduler} (neither vllm-v0 nor splitwise chunks prompts)`, true);
     }
   });
+  sc.fleet.pools.forEach((p, i) => checkMemory(sc, catalog, p, i, locate));
   sc.scaling.actions.forEach((a, i) => {
     if (!names.has(a.pool)) fail(['scaling', 'actions', i, 'pool'], `a pool name (${[...names.keys()].join(', ')})`, a.pool);
   });
@@ -77,5 +79,32 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
     list.forEach((r, j) => {
       if (!regions.has(r)) fail(['fleet', 'spot', 'weightsRegions', model, j], expected, r);
     });
+  }
+}
+
+/**
+ * The pool's weights fit its devices, with room for a KV block unless the KV size is fixed (also checked when the
+ * simulator builds the pool; here the error names the flag or file line that set the deployment).
+ */
+function checkMemory(sc: Scenario, catalog: Catalog, p: Scenario['fleet']['pools'][number], i: number, locate: Locate): void {
+  const e = { ...sc.engine, ...p.engine };
+  const dep = { model: catalog.models[p.model]!, hardware: catalog.hardware[p.hardware]!, tp: p.tp, pp: p.pp };
+  try {
+    if (e.kvBlocks !== undefined || e.kvCapacityTokens !== undefined) {
+      checkWeightsFit(dep, e.gpuMemoryUtilization, e.activationReserveBytes ?? defaultActivationReserveBytes(dep.model));
+    } else {
+      planMemory(dep, { gpuMemoryUtilization: e.gpuMemoryUtilization, activationReserveBytes: e.activationReserveBytes, blockTokens: e.blockTokens });
+    }
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    // Blame the first flag that set something the fit depends on, else the pool's line.
+    const pool = ['fleet', 'pools', i];
+    const engineKeys = ['gpuMemoryUtilization', 'activationReserveBytes', 'blockTokens', 'kvBlocks', 'kvCapacityTokens'];
+    const candidates = [...['model', 'hardware', 'tp', 'pp'].map((k) => [...pool, k]), ...engineKeys.flatMap((k) => [[...pool, 'engine', k], ['engine', k]])];
+    const at = candidates.map((c) => locate(c)).find((l) => l.source !== undefined && l.line === undefined) ?? locate(pool);
+    const where = at.source ? `${at.source}${at.line !== undefined ? `:${at.line}` : ''} ` : '';
+    const out = new ConfigError({ ...at, path: formatPath(pool), expected: 'a deployment that fits', got: p.hardware });
+    out.message = `${where}fleet.pools[${i}] (${p.name ?? `pool${i}`}): ${err.message}`;
+    throw out;
   }
 }

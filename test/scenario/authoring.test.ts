@@ -73,3 +73,11 @@ test("a routing regionOrder naming no pool's region is refused (it silently reor
   refuses([pools, 'routing.policy=sageserve', 'routing.options={regionOrder: [wset, east]}'], /routing\.options\.regionOrder\[0\]: expected a serving region of some pool \(east, west\), got "wset"/);
   loadScenario({ file: 'scenarios/default.yaml', sets: [pools, 'routing.policy=sageserve', 'routing.options={regionOrder: [west, east]}'] });
 });
+
+test('a deployment that does not fit is refused at load, naming the flag that set it', () => {
+  refuses(['engine.gpuMemoryUtilization=0.0001'], /^--set engine\.gpuMemoryUtilization=0\.0001 fleet\.pools\[0\] \(\w+\): llama3\.1-8b needs 16 GB of weights/);
+  refuses(['fleet.pools.0.model=llama2-70b', 'fleet.pools.0.hardware=l4'], /^--set fleet\.pools\.0\.model=llama2-70b fleet\.pools\[0\] \(\w+\): llama2-70b needs 138 GB of weights .* 1 × l4 at tp 1 has 22 GB usable/);
+  refuses(['engine.blockTokens=1000000'], /^--set engine\.blockTokens=1000000 fleet\.pools\[0\] \(\w+\): .*room for at least one KV block/);
+  // A fixed KV size skips the KV room check, not the weights check.
+  refuses(['fleet.pools.0.model=llama2-70b', 'fleet.pools.0.hardware=l4', 'fleet.pools.0.engine={kvBlocks: 100000}'], /llama2-70b needs 138 GB of weights/);
+});
