@@ -49,16 +49,15 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
 }
 
 /**
- * Why a request body may not be read as JSON, from its Content-Type; null when it may. A missing type or any JSON
- * type (`application/json`, `...+json`) is read; anything else (curl's default form encoding, `text/plain`, which
- * a browser may post cross-site without a preflight) is refused, as vLLM's FastAPI server refuses it.
+ * Why a request body may not be read as JSON, from its Content-Type; null when it may. Only `application/json`
+ * (any parameters) is read, as vLLM's `validate_json_request` allows: a missing type, curl's default form encoding
+ * or `text/plain` (which a browser may post cross-site without a preflight) is refused.
  */
 export function nonJsonContentType(headers: IncomingHttpHeaders): string | null {
   const type = headers['content-type'];
-  if (type === undefined) return null;
-  const media = type.split(';')[0]!.trim().toLowerCase();
-  if (media === 'application/json' || media.endsWith('+json')) return null;
-  return `Content-Type must be application/json, got '${type}' (curl: add -H 'Content-Type: application/json')`;
+  const media = (type ?? '').split(';')[0]!.trim().toLowerCase();
+  if (media === 'application/json') return null;
+  return `Unsupported Media Type: Content-Type must be application/json, got ${type === undefined ? 'none' : `'${type}'`} (curl: add -H 'Content-Type: application/json')`;
 }
 
 /** Parses a JSON object body; a string describing the problem when it is not one. */

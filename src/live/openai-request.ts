@@ -122,5 +122,7 @@ export function completionFields(body: Record<string, unknown>, chat: boolean, d
   if (range) return range;
   if (body.n !== undefined && body.n !== null && body.n !== 1) return { message: `'n' > 1 is not supported (one choice per request), got ${got(body.n)}`, param: 'n' };
   const stream = body.stream === true;
+  // vLLM's request validator: "Stream options can only be defined when `stream=True`."
+  if (so !== undefined && so !== null && !stream) return { message: "'stream_options' can only be given with stream: true", param: 'stream_options' };
   return { inputTokens: input, maxTokens: mt as number, stream, includeUsage: stream && (so as { include_usage?: unknown } | undefined)?.include_usage === true };
 }

@@ -76,12 +76,16 @@ describe('live fleet view and gateway helpers', () => {
   it('turns bad completion bodies into 4xx with a code, and good ones into routing inputs', () => {
     const tiers = { default: 'standard', priorities: { premium: 0, standard: 1 } };
     const models = new Set(['m']);
-    const p = (body: unknown, headers = {}) => parseCompletion(Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), false, headers, models, tiers);
+    const raw = (body: unknown, headers: Record<string, string>) => parseCompletion(Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), false, headers, models, tiers);
+    const p = (body: unknown, headers = {}) => raw(body, { 'content-type': 'application/json', ...headers });
     assert.deepEqual(p({ model: 'm', prompt: [1, 2, 3], max_tokens: 9, stream: true }, { 'x-llmfleet-tier': 'premium' }), { model: 'm', inputTokens: 3, maxTokens: 9, stream: true, tier: 'premium', priority: 0 });
     assert.equal((p('nope') as { code: string }).code, 'invalid_json');
     assert.equal((p({ model: 'm', prompt: 'a' }, { 'content-type': 'application/x-www-form-urlencoded' }) as { status: number }).status, 415);
-    assert.equal((p({ model: 'm', prompt: 'a' }, { 'content-type': 'application/vnd.api+json' }) as { model: string }).model, 'm');
-    assert.equal((p({ model: 'm', prompt: 'a' }, {}) as { model: string }).model, 'm'); // no Content-Type: read as JSON, as FastAPI does
+    // Only application/json, as vLLM's validate_json_request: no Content-Type and `+json` types are refused too.
+    assert.equal((p({ model: 'm', prompt: 'a' }, { 'content-type': 'application/vnd.api+json' }) as { status: number }).status, 415);
+    assert.equal((raw({ model: 'm', prompt: 'a' }, {}) as { status: number }).status, 415);
+    assert.equal((p({ model: 'm', prompt: 'a' }, { 'content-type': 'Application/JSON; charset=utf-8' }) as { model: string }).model, 'm');
+    assert.equal((p({ model: 'm', prompt: 'a', stream_options: { include_usage: true } }) as { param: string }).param, 'stream_options');
     assert.equal((p({ model: 'x', prompt: 'a' }) as { status: number }).status, 404);
     assert.equal((p({ model: 'm' }) as { code: string }).code, 'invalid_prompt');
     assert.equal((p({ model: 'm', prompt: 'a', max_tokens: 1.5 }) as { code: string }).code, 'invalid_max_tokens');
@@ -92,7 +96,7 @@ describe('live fleet view and gateway helpers', () => {
     const tiers = { default: 'standard', priorities: { premium: 0, standard: 1 } };
     const models = new Set(['m']);
     for (const tier of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
-      const r = parseCompletion(Buffer.from(JSON.stringify({ model: 'm', prompt: 'a' })), false, { 'x-llmfleet-tier': tier }, models, tiers) as BadRequest;
+      const r = parseCompletion(Buffer.from(JSON.stringify({ model: 'm', prompt: 'a' })), false, { 'content-type': 'application/json', 'x-llmfleet-tier': tier }, models, tiers) as BadRequest;
       assert.equal(r.status, 400, tier);
       assert.equal(r.code, 'invalid_tier', tier);
       assert.match(r.message, /valid: premium, standard$/);
