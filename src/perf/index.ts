@@ -77,7 +77,7 @@ export function makePerfModel(spec: PerfSpec, dep: Deployment, baseDir = '.'): P
   }
 }
 
-export { planMemory, checkWeightsFit, kvBytesPerToken, defaultActivationReserveBytes } from './memory.ts';
+export { planMemory, kvBlocksFor, kvBytesPerToken, defaultActivationReserveBytes } from './memory.ts';
 export type { MemoryOptions } from './memory.ts';
 export { rooflinePerfModel } from './roofline.ts';
 export { efficiencyFor, DEFAULT_EFFICIENCY } from './efficiency.ts';

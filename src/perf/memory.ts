@@ -91,3 +91,23 @@ export function planMemory(dep: Deployment, opts: MemoryOptions = {}): MemoryPla
     blockTokens,
   };
 }
+
+/** The engine settings that decide an instance's KV capacity. */
+export interface KvSettings {
+  kvBlocks?: number;
+  kvCapacityTokens?: number;
+  blockTokens: number;
+  gpuMemoryUtilization: number;
+  activationReserveBytes?: number;
+}
+
+/**
+ * KV blocks of one instance: fixed by `kvBlocks` or `kvCapacityTokens` (the weights must still fit), else planned
+ * from memory (planMemory). Throws planMemory's / checkWeightsFit's ConfigError.
+ */
+export function kvBlocksFor(dep: Deployment, e: KvSettings): number {
+  const fixed = e.kvBlocks ?? (e.kvCapacityTokens ? Math.floor(e.kvCapacityTokens / e.blockTokens) : 0);
+  if (!fixed) return planMemory(dep, { gpuMemoryUtilization: e.gpuMemoryUtilization, activationReserveBytes: e.activationReserveBytes, blockTokens: e.blockTokens }).kvBlocks;
+  checkWeightsFit(dep, e.gpuMemoryUtilization, e.activationReserveBytes ?? defaultActivationReserveBytes(dep.model));
+  return fixed;
+}

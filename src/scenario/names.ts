@@ -1,5 +1,5 @@
 import type { Catalog } from '../model/catalog.ts';
-import { checkWeightsFit, defaultActivationReserveBytes, planMemory } from '../perf/memory.ts';
+import { kvBlocksFor } from '../perf/memory.ts';
 import { ConfigError } from '../util/errors.ts';
 import { formatPath } from '../util/config-file.ts';
 import { selectedOptions, type Scenario } from './schema.ts';
@@ -90,11 +90,7 @@ function checkMemory(sc: Scenario, catalog: Catalog, p: Scenario['fleet']['pools
   const e = { ...sc.engine, ...p.engine };
   const dep = { model: catalog.models[p.model]!, hardware: catalog.hardware[p.hardware]!, tp: p.tp, pp: p.pp };
   try {
-    if (e.kvBlocks !== undefined || e.kvCapacityTokens !== undefined) {
-      checkWeightsFit(dep, e.gpuMemoryUtilization, e.activationReserveBytes ?? defaultActivationReserveBytes(dep.model));
-    } else {
-      planMemory(dep, { gpuMemoryUtilization: e.gpuMemoryUtilization, activationReserveBytes: e.activationReserveBytes, blockTokens: e.blockTokens });
-    }
+    kvBlocksFor(dep, e);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     // Blame the first flag that set something the fit depends on, else the pool's line.

@@ -4,7 +4,7 @@ import { vllmAutoLimits } from '../engine/vllm-defaults.ts';
 import { SimRequest } from '../engine/request.ts';
 import { RequestLog } from '../metrics/collector.ts';
 import { BUILTIN_CATALOG, getHardware, getModel, loadCatalogFile, type Catalog } from '../model/catalog.ts';
-import { checkWeightsFit, defaultActivationReserveBytes, kvBytesPerToken, makePerfModel, planMemory } from '../perf/index.ts';
+import { kvBlocksFor, kvBytesPerToken, makePerfModel } from '../perf/index.ts';
 import type { PerfModel } from '../perf/types.ts';
 import { createRouter } from '../policy/routing/registry.ts';
 import { Governor } from '../policy/scaling/governor.ts';
@@ -79,14 +79,7 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
     if (e.kvCapacityTokens !== undefined && e.kvCapacityTokens < e.blockTokens) {
       throw new ConfigError({ path: `fleet.pools[${i}] engine.kvCapacityTokens`, expected: `at least one KV block (blockTokens = ${e.blockTokens})`, got: e.kvCapacityTokens });
     }
-    let kvBlocks = e.kvBlocks ?? (e.kvCapacityTokens ? Math.floor(e.kvCapacityTokens / e.blockTokens) : 0);
-    if (!kvBlocks) {
-      const opts = { gpuMemoryUtilization: e.gpuMemoryUtilization, activationReserveBytes: e.activationReserveBytes, blockTokens: e.blockTokens };
-      kvBlocks = at(() => planMemory(dep, opts)).kvBlocks;
-    } else {
-      // A fixed KV size still needs the weights to fit.
-      at(() => checkWeightsFit(dep, e.gpuMemoryUtilization, e.activationReserveBytes ?? defaultActivationReserveBytes(model)));
-    }
+    const kvBlocks = at(() => kvBlocksFor(dep, e));
     const auto = e.scheduler === 'splitwise' ? undefined : vllmAutoLimits(e.scheduler, hardware, model, p.tp * p.pp);
     const limit = (key: 'maxNumSeqs' | 'maxBatchedTokens'): number => {
       const v = e[key];
