@@ -4,6 +4,7 @@ import { issueError, parseConfigText } from '../util/config-file.ts';
 import { ConfigError } from '../util/errors.ts';
 import { HARDWARE } from './hardware.ts';
 import { MODELS } from './models.ts';
+import { vocabParams } from './params.ts';
 import type { HardwareSpec, ModelSpec } from './types.ts';
 
 /** The devices and models a run may name: the built-ins plus whatever a user's catalog file adds or overrides. */
@@ -38,6 +39,7 @@ const modelBase = z.strictObject({
   headDim: positiveInt,
   intermediateSize: positiveInt,
   vocabSize: positiveInt,
+  tiedEmbeddings: z.boolean().optional(),
   params: positive,
   activeParams: positive,
   contextLength: positiveInt,
@@ -47,7 +49,11 @@ const modelBase = z.strictObject({
 });
 export const modelSpecSchema = modelBase
   .refine((m) => m.kvHeads <= m.heads && m.heads % m.kvHeads === 0, { message: 'a divisor of heads (each KV head serves a whole group of query heads)', path: ['kvHeads'] })
-  .refine((m) => m.activeParams <= m.params, { message: 'activeParams ≤ params', path: ['activeParams'] });
+  .refine((m) => m.activeParams <= m.params, { message: 'activeParams ≤ params', path: ['activeParams'] })
+  .refine((m) => m.activeParams > vocabParams(m), {
+    message: 'more than the embedding and LM-head parameters (vocabSize × hiddenSize, twice unless tiedEmbeddings: true), which it includes',
+    path: ['activeParams'],
+  });
 
 // A file entry: every field optional (an override of a known id only names what changes); the merged entry is
 // then checked against the full schema. `name` comes from the key.

@@ -33,12 +33,12 @@ export const MODELS = {
   },
   'llama3.2-1b': {
     name: 'llama3.2-1b', layers: 16, hiddenSize: 2048, heads: 32, kvHeads: 8, headDim: 64, intermediateSize: 8192,
-    vocabSize: 128256, params: 1.236e9, activeParams: 1.236e9, contextLength: 131072, bytesPerParam: 2,
+    vocabSize: 128256, tiedEmbeddings: true, params: 1.236e9, activeParams: 1.236e9, contextLength: 131072, bytesPerParam: 2,
     source: 'meta-llama/Llama-3.2-1B config.json (tied embeddings)',
   },
   'llama3.2-3b': {
     name: 'llama3.2-3b', layers: 28, hiddenSize: 3072, heads: 24, kvHeads: 8, headDim: 128, intermediateSize: 8192,
-    vocabSize: 128256, params: 3.213e9, activeParams: 3.213e9, contextLength: 131072, bytesPerParam: 2,
+    vocabSize: 128256, tiedEmbeddings: true, params: 3.213e9, activeParams: 3.213e9, contextLength: 131072, bytesPerParam: 2,
     source: 'meta-llama/Llama-3.2-3B config.json (tied embeddings)',
   },
   'llama3.2-11b-vision': {
@@ -63,17 +63,17 @@ export const MODELS = {
   },
   'opt-30b': {
     name: 'opt-30b', layers: 48, hiddenSize: 7168, heads: 56, kvHeads: 56, headDim: 128, intermediateSize: 28672,
-    vocabSize: 50272, params: 29.957e9, activeParams: 29.957e9, contextLength: 2048, bytesPerParam: 2,
+    vocabSize: 50272, tiedEmbeddings: true, params: 29.957e9, activeParams: 29.957e9, contextLength: 2048, bytesPerParam: 2,
     source: 'facebook/opt-30b config.json (ffn_dim 28672)',
   },
   'opt-66b': {
     name: 'opt-66b', layers: 64, hiddenSize: 9216, heads: 72, kvHeads: 72, headDim: 128, intermediateSize: 36864,
-    vocabSize: 50272, params: 65.695e9, activeParams: 65.695e9, contextLength: 2048, bytesPerParam: 2,
+    vocabSize: 50272, tiedEmbeddings: true, params: 65.695e9, activeParams: 65.695e9, contextLength: 2048, bytesPerParam: 2,
     source: 'facebook/opt-66b config.json (ffn_dim 36864)',
   },
   'bloom-176b': {
     name: 'bloom-176b', layers: 70, hiddenSize: 14336, heads: 112, kvHeads: 112, headDim: 128, intermediateSize: 57344,
-    vocabSize: 250880, params: 176.247e9, activeParams: 176.247e9, contextLength: 2048, bytesPerParam: 2,
+    vocabSize: 250880, tiedEmbeddings: true, params: 176.247e9, activeParams: 176.247e9, contextLength: 2048, bytesPerParam: 2,
     source: 'bigscience/bloom config.json (n_layer 70, n_head 112, 4h MLP; ALiBi, seq_length 2048)',
   },
 } as const satisfies Record<string, ModelSpec>;

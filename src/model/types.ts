@@ -26,6 +26,11 @@ export interface ModelSpec {
   headDim: number;
   intermediateSize: number;
   vocabSize: number;
+  /**
+   * Whether the LM head reuses the token-embedding matrix (Hugging Face `tie_word_embeddings`): one
+   * vocabSize × hiddenSize matrix in `params` instead of two. Default false.
+   */
+  tiedEmbeddings?: boolean;
   /** Total parameters. */
   params: number;
   /** Parameters touched per token (differs from params for mixture-of-experts). */

@@ -17,7 +17,7 @@ export interface Efficiency {
   perSeqOverheadS: number;
   /**
    * Fixed latency per transformer layer (kernel launches and tails), seconds; omitted = 0, its share then folded
-   * into `stepOverheadS`. Measured on H100/H200 with fused, graph-replayed kernels: 35–40 µs (docs/fidelity/perf.md).
+   * into `stepOverheadS`. Measured on H100/H200 with fused, graph-replayed kernels: ≈ 40 µs (docs/fidelity/perf.md).
    */
   perLayerOverheadS?: number;
   /** Latency of one hop of a ring all-reduce (a ring over tp devices has 2(tp − 1) hops), seconds. */

@@ -1,5 +1,6 @@
 import { invariant } from '../util/errors.ts';
 import type { BatchShape, DecodeCoeffs, Deployment, PerfModel } from './types.ts';
+import { headParams, vocabParams } from '../model/params.ts';
 import { kvBytesPerToken } from './memory.ts';
 import type { Efficiency } from './efficiency.ts';
 
@@ -7,8 +8,12 @@ import type { Efficiency } from './efficiency.ts';
  * Analytic step time of one engine iteration on tp × pp devices. With T = new tokens in the step (prefill tokens
  * + one per decoding sequence):
  *
- * - linear layers: roofline max(2 · activeParams · T / tp FLOP, weight bytes / tp) per device (mixture-of-experts:
- *   the weight bytes read grow with T as 1 − (1 − active/params)^T of all experts, one expert draw per token);
+ * - linear layers of the transformer body (all but the embedding and LM head): roofline
+ *   max(2 · bodyActive · T / tp FLOP, body weight bytes / tp) per device (mixture-of-experts: the body weight bytes
+ *   read grow with T as 1 − (1 − active/params)^T of all experts, one expert draw per token);
+ * - the LM head, its own kernel: logits for one token per sequence in the batch (the last of each prompt chunk, as
+ *   vLLM computes them), max(2 · vocab · hidden · seqs / tp FLOP, head bytes / tp). The embedding is a gather of T
+ *   rows, not a matmul: no FLOPs and no read of the table (T · hidden bytes, negligible);
  * - attention, run as its own kernels after the linear layers: prefill 4 · layers · heads · headDim FLOP per
  *   attended (query, key) pair (`prefillAttendTokens`), compute-bound; decode reads each context token's KV once,
  *   max(FLOP, KV bytes) per context token — both linear in context, so the decode cost is A(k) + B · context;
@@ -29,9 +34,16 @@ export function rooflinePerfModel(dep: Deployment, eff: Efficiency): PerfModel {
   const link = hardware.interconnectBytesPerS * eff.comm;
   const bytes = model.bytesPerParam;
 
-  const linearFlopsPerToken = (2 * model.activeParams) / tp;
-  const weightBytesPerDevice = (model.params * (model.weightBytesPerParam ?? bytes)) / tp;
-  const activeFraction = model.activeParams / model.params;
+  // The body: every weight but the embedding and the LM head (the catalog checks that activeParams exceeds them).
+  const bodyParams = model.params - vocabParams(model);
+  const bodyActive = model.activeParams - vocabParams(model);
+  invariant(bodyActive > 0, `${model.name}: activeParams exceed the embedding and LM-head parameters`);
+  const weightBytes = model.weightBytesPerParam ?? bytes;
+  const bodyFlopsPerToken = (2 * bodyActive) / tp;
+  const bodyBytesPerDevice = (bodyParams * weightBytes) / tp;
+  const headFlopsPerSeq = (2 * headParams(model)) / tp;
+  const headBytesPerDevice = (headParams(model) * weightBytes) / tp;
+  const activeFraction = bodyActive / bodyParams;
   const dense = activeFraction >= 1;
   // Seconds per attended (query, key) pair in prefill, and per context token in decode.
   const attnFlopsPerPair = (4 * model.layers * model.heads * model.headDim) / tp;
@@ -50,15 +62,15 @@ export function rooflinePerfModel(dep: Deployment, eff: Efficiency): PerfModel {
   const largeStepSlowdown = eff.largeStepComm !== undefined ? eff.comm / Math.min(eff.comm, eff.largeStepComm) : 1;
   const commS = (tokens: number): number =>
     commPerTokenS * (tokens <= kneeTokens ? tokens : kneeTokens + (tokens - kneeTokens) * largeStepSlowdown);
-  const linearS = (tokens: number): number => {
+  const linearS = (tokens: number, seqs: number): number => {
     const touched = dense ? 1 : 1 - Math.pow(1 - activeFraction, tokens);
-    return Math.max((linearFlopsPerToken * tokens) / flops, (weightBytesPerDevice * touched) / bw);
+    const body = Math.max((bodyFlopsPerToken * tokens) / flops, (bodyBytesPerDevice * touched) / bw);
+    return body + (seqs > 0 ? Math.max((headFlopsPerSeq * seqs) / flops, headBytesPerDevice / bw) : 0);
   };
   // Everything but attention for `tokens` new tokens over `seqs` sequences.
   const layersS = (eff.perLayerOverheadS ?? 0) * model.layers;
-  // Summed in this order so that a zero per-layer latency leaves every step time bit for bit as before.
   const baseS = (tokens: number, seqs: number): number =>
-    eff.stepOverheadS + eff.perSeqOverheadS * seqs + linearS(tokens) + commFixedS + commS(tokens) + layersS;
+    eff.stepOverheadS + eff.perSeqOverheadS * seqs + linearS(tokens, seqs) + commFixedS + commS(tokens) + layersS;
 
   return {
     name: `roofline(${model.name}@${hardware.name} tp${tp}${pp > 1 ? ` pp${pp}` : ''})`,

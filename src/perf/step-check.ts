@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
 import { BUILTIN_CATALOG, type Catalog } from '../model/catalog.ts';
+import { vocabParams } from '../model/params.ts';
 import type { ModelSpec } from '../model/types.ts';
 import { ConfigError } from '../util/errors.ts';
 import { efficiencyFor } from './efficiency.ts';
@@ -35,14 +36,11 @@ export interface StepCheckResult {
 const COLUMNS = ['hardware', 'model', 'layers', 'kind', 'batch', 'tokens_per_seq', 'impl', 'median_ms'];
 const FITTED_IMPL: Readonly<Record<string, string>> = { prefill: 'fused-eager', decode: 'compiled-graph' };
 
-/** Embedding and LM-head parameters of a Llama-shaped model (untied). */
-const embeddingParams = (m: ModelSpec): number => 2 * m.vocabSize * m.hiddenSize;
-
 /** The first `layers` layers of `m`, with its embeddings and head. */
 export function modelSlice(m: ModelSpec, layers: number): ModelSpec {
   if (layers === m.layers) return m;
-  const perLayer = (m.params - embeddingParams(m)) / m.layers;
-  const params = embeddingParams(m) + perLayer * layers;
+  const perLayer = (m.params - vocabParams(m)) / m.layers;
+  const params = vocabParams(m) + perLayer * layers;
   return { ...m, name: `${m.name}[${layers} layers]`, layers, params, activeParams: params };
 }
 

@@ -79,7 +79,8 @@ function layerObservations(file: string, source: string, gpu: string, modelName:
       kvHeads,
       headDim,
       intermediateSize: inter,
-      vocabSize: numberCell(row, source, 'vocab_size', true),
+      // One layer alone: no embedding and no LM head.
+      vocabSize: 0,
       params,
       activeParams: params,
       contextLength: 1,
@@ -106,7 +107,7 @@ function allReduceObservations(file: string, source: string, node: string, hw: H
     kvHeads: 1,
     headDim: 1,
     intermediateSize: 1,
-    vocabSize: 1,
+    vocabSize: 0,
     params: 1e-12,
     activeParams: 1e-12,
     contextLength: 1,

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUILTIN_CATALOG, getHardware, getModel, loadCatalogFile, parseCatalogYaml } from '../../src/model/catalog.ts';
 import { HARDWARE } from '../../src/model/hardware.ts';
+import { vocabParams } from '../../src/model/params.ts';
 import { MODELS } from '../../src/model/models.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 
@@ -25,7 +26,7 @@ test('every required hardware id is in the catalog with its own name and a sourc
   assert.deepEqual(Object.keys(HARDWARE).sort(), [...HW_IDS].sort());
 });
 
-test('every required model is in the catalog and its parameter count matches its architecture within 3 %', () => {
+test('every required model is in the catalog and its parameter count matches its architecture (with one vocab matrix if tied, two if not) within 0.1 %', () => {
   for (const id of MODEL_IDS) {
     const m = getModel(id);
     assert.equal(m.name, id);
@@ -38,10 +39,8 @@ test('every required model is in the catalog and its parameter count matches its
     const attn = 2 * m.hiddenSize * (m.heads + m.kvHeads) * m.headDim;
     const mlp = (gated ? 3 : 2) * m.hiddenSize * m.intermediateSize;
     const body = m.layers * (attn + mlp);
-    const est = body + m.vocabSize * m.hiddenSize; // embeddings once (tied) … untied adds one more
-    const estUntied = est + m.vocabSize * m.hiddenSize;
-    const ok = [est, estUntied].some((e) => Math.abs(e - m.params) / m.params < 0.03);
-    assert.ok(ok, `${id}: ${m.params} vs ${est}/${estUntied}`);
+    const est = body + vocabParams(m);
+    assert.ok(Math.abs(est - m.params) / m.params < 0.001, `${id}: ${m.params} vs ${est}`);
   }
   assert.deepEqual(Object.keys(MODELS).sort(), [...MODEL_IDS].sort());
 });
@@ -116,6 +115,13 @@ test('loadCatalogFile reads a file and names it, the line and the field in error
   const kvHeads = join(dir, 'bad4.yaml');
   writeFileSync(kvHeads, 'models:\n  llama2-7b:\n    kvHeads: 64\n');
   assert.throws(() => loadCatalogFile(kvHeads), /bad4\.yaml:3 models\.llama2-7b\.kvHeads: expected a divisor of heads/);
+
+  // A tiny model whose parameter count cannot hold its vocabulary matrices (2 × 32000 × 4096 = 262M).
+  const tooSmall = join(dir, 'bad6.yaml');
+  writeFileSync(tooSmall, 'models:\n  llama2-7b:\n    params: 2e8\n    activeParams: 2e8\n');
+  assert.throws(() => loadCatalogFile(tooSmall), /bad6\.yaml:\d+ models\.llama2-7b\.activeParams: expected more than the embedding and LM-head parameters/);
+  writeFileSync(tooSmall, 'models:\n  llama2-7b:\n    params: 2e8\n    activeParams: 2e8\n    tiedEmbeddings: true\n');
+  assert.equal(loadCatalogFile(tooSmall).models['llama2-7b']!.params, 2e8);
 
   const notYaml = join(dir, 'bad5.yaml');
   writeFileSync(notYaml, 'hardware: [\n');

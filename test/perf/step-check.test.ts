@@ -11,15 +11,22 @@ const run = promisify(execFile);
 const HEADER = 'hardware,model,layers,kind,batch,tokens_per_seq,impl,median_ms,p10_ms,p90_ms';
 
 // The roofline's formulas at TP 1 on the h100-80gb datasheet (989 TF, 3.35 TB/s), written out here so the check is
-// tested against them, not against itself. Llama-2-7B: 6.738e9 params, 32 layers × 32 heads × 128, MHA.
+// tested against them, not against itself. Llama-2-7B: 6.738e9 params, of which the embedding and the LM head are
+// 32000 × 4096 each; 32 layers × 32 heads × 128, MHA.
 const FLOPS = 989e12;
 const BW = 3350e9;
 const PAIR_FLOP = 4 * 32 * 32 * 128;
 const KV_BYTES_PER_TOKEN = 2 * 32 * 32 * 128 * 2;
+const HEAD_7B = 32000 * 4096;
+const BODY_7B = 6.738e9 - 2 * HEAD_7B;
+/** The linear layers: the body over every new token, then the LM head over one token per sequence. */
+function linearS(body: number, head: number, tokens: number, seqs: number, compute = 0.6, memory = 0.8): number {
+  const bodyS = Math.max((2 * body * tokens) / (FLOPS * compute), (body * 2) / (BW * memory));
+  return bodyS + Math.max((2 * head * seqs) / (FLOPS * compute), (head * 2) / (BW * memory));
+}
 function llama7bMs(kind: 'prefill' | 'decode', b: number, n: number, compute = 0.6, memory = 0.8, perLayerS = 0): number {
-  const params = 6.738e9;
   const tokens = kind === 'prefill' ? b * n : b;
-  const linear = Math.max((2 * params * tokens) / (FLOPS * compute), (params * 2) / (BW * memory));
+  const linear = linearS(BODY_7B, HEAD_7B, tokens, b, compute, memory);
   const attention =
     kind === 'prefill'
       ? (PAIR_FLOP * (b * n * (n + 1)) / 2) / (FLOPS * compute)
@@ -43,11 +50,11 @@ const rowsAt = (ms: (kind: 'prefill' | 'decode', b: number, n: number) => number
 
 describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU', () => {
   it('a step measured at exactly the roofline of its shape has 0 % error; a slice of a big model is cut per layer', () => {
-    // 10 of Llama-2-70B's 80 layers: embeddings and head (2 × 32000 × 8192) whole, the rest an eighth.
-    const embed = 2 * 32000 * 8192;
-    const sliceParams = embed + ((68.977e9 - embed) * 10) / 80;
+    // 10 of Llama-2-70B's 80 layers: embedding and head (32000 × 8192 each) whole, the body an eighth.
+    const head = 32000 * 8192;
+    const sliceBody = ((68.977e9 - 2 * head) * 10) / 80;
     // One sequence, one context token: its K and V (2 × 10 layers × 8 KV heads × 128 × 2 bytes) read once.
-    const sliceDecodeMs = (Math.max((2 * sliceParams) / (FLOPS * 0.6), (sliceParams * 2) / (BW * 0.8)) + (2 * 10 * 8 * 128 * 2) / (BW * 0.8)) * 1e3;
+    const sliceDecodeMs = (linearS(sliceBody, head, 1, 1) + (2 * 10 * 8 * 128 * 2) / (BW * 0.8)) * 1e3;
     const r = checkMeasuredSteps(file([...rowsAt(llama7bMs), `h100-80gb,llama2-70b,10,decode,1,1,compiled-graph,${sliceDecodeMs},0,0`]));
     assert.deepEqual(r.keys.map((k) => k.key), ['h100-80gb/llama2-70b[10L]/decode', 'h100-80gb/llama2-7b/decode', 'h100-80gb/llama2-7b/prefill']);
     const [, decode, prefill] = r.keys;
@@ -59,10 +66,8 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
   });
 
   it('a mixed step is a prompt chunk plus decodes in one iteration: the linear layers over all tokens, attention apart', () => {
-    const params = 6.738e9;
     const mixedMs = (chunk: number, decodes: number, context: number) => {
-      const tokens = chunk + decodes;
-      const linear = Math.max((2 * params * tokens) / (FLOPS * 0.6), (params * 2) / (BW * 0.8));
+      const linear = linearS(BODY_7B, HEAD_7B, chunk + decodes, (chunk > 0 ? 1 : 0) + decodes);
       const attention = (PAIR_FLOP * (chunk * (chunk + 1)) / 2) / (FLOPS * 0.6) + decodes * context * Math.max(PAIR_FLOP / (FLOPS * 0.6), KV_BYTES_PER_TOKEN / (BW * 0.8));
       return (linear + attention) * 1e3;
     };
@@ -93,7 +98,9 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
     assert.ok(byKey['h100-80gb/llama2-7b/decode (mini-eager)']!.fitted.mape > 60);
   });
 
-  it('the bundled H100 (pure, mixed, long) and H200 measurements: every variant a key, one fit per device, the defaults within 15 % on graph-replayed decode', () => {
+  // The defaults fold the per-layer latency into the step overhead, which this check leaves out, so they under-predict
+  // the small steps: graph-replayed decode 3.6-17.5 % (docs/fidelity/perf.md); the fitted factors 2.3-7.0 %.
+  it('the bundled H100 (pure, mixed, long) and H200 measurements: every variant a key, one fit per device, graph-replayed decode within 20 % (defaults) and 8 % (fitted)', () => {
     const files = ['h100-steps', 'h100-mixed-steps', 'h100-long-steps', 'h200-steps'].map((f) => `data/profiles/measured/${f}.csv`);
     const r = checkMeasuredSteps(files);
     assert.equal(r.keys.filter((k) => k.hardware === 'h100-80gb').length, 25, '3 models × (3 prefill + 4 decode variants + mixed), HF prefill for one');
@@ -101,7 +108,7 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
     for (const gpu of ['h100-80gb', 'h200']) {
       for (const m of ['llama2-7b', 'llama3.1-8b', 'llama2-70b[10L]']) {
         const k = r.keys.find((x) => x.key === `${gpu}/${m}/decode`)!;
-        assert.ok(k.test.default.mape < 15, `${gpu} ${m}: ${k.test.default.mape}`);
+        assert.ok(k.test.default.mape < 20 && k.test.fitted.mape < 8, `${gpu} ${m}: ${JSON.stringify(k.test)}`);
       }
     }
     assert.deepEqual(r.fits.map((f) => f.group), ['h100-80gb', 'h200']);
