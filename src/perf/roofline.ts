@@ -37,7 +37,7 @@ export function rooflinePerfModel(dep: Deployment, eff: Efficiency): PerfModel {
   // The body: every weight but the embedding and the LM head (the catalog checks that activeParams exceeds them).
   const bodyParams = model.params - vocabParams(model);
   const bodyActive = model.activeParams - vocabParams(model);
-  invariant(bodyActive > 0, `${model.name}: activeParams exceed the embedding and LM-head parameters`);
+  invariant(bodyActive > 0, `${model.name}: activeParams must exceed the embedding and LM-head parameters`);
   const weightBytes = model.weightBytesPerParam ?? bytes;
   const bodyFlopsPerToken = (2 * bodyActive) / tp;
   const bodyBytesPerDevice = (bodyParams * weightBytes) / tp;
