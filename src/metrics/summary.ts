@@ -25,7 +25,7 @@ export interface Summary extends Omit<LatencyBlock, 'requests' | 'slo'> {
     wastedGpuHours: number;
     /**
      * SageServe's instance-hours metric: per 15-minute bin, the most instances alive (provisioning, ready or
-     * draining) at any timeline sample in it, × ¼ h. Penalises churn; as fine as `output.timelineIntervalS`.
+     * draining) at any instant in it, × ¼ h. Penalises churn; exact, from each instance's start and stop.
      */
     instanceHours15mMax: number;
     costUsd: number;
@@ -150,39 +150,45 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
   return { ...rest, sim } as Summary;
 }
 
+/**
+ * Per `binS` bin of the run (0 to its end, both included), the most instances alive at any instant in it, summed,
+ * × `binS` in hours. Exact: a start or stop between two timeline rows counts in its bin.
+ */
 function binnedInstanceHours(res: SimResult, binS: number): number {
-  // Bins without a sample (the simulator skips idle stretches) hold the count of the sample before them.
+  const changes = instanceChanges(res);
   let s = 0;
-  let bin = -1;
-  let binPeak = 0;
-  let last = 0;
-  for (const row of res.timeline.rows) {
-    const b = Math.floor(row.tS / binS);
-    const n = row.provisioning + row.ready + row.draining;
-    if (b !== bin) {
-      if (bin >= 0) s += binPeak + last * (b - bin - 1);
-      bin = b;
-      binPeak = n;
-    } else binPeak = Math.max(binPeak, n);
-    last = n;
+  let alive = 0;
+  let k = 0;
+  for (let b = 0; b <= Math.floor(res.endS / binS); b++) {
+    // Alive at the bin's first instant (every change up to it), then after each change inside it.
+    while (k < changes.length && changes[k]![0] <= b * binS) alive += changes[k++]![1];
+    let peak = alive;
+    while (k < changes.length && Math.floor(changes[k]![0] / binS) === b) peak = Math.max(peak, (alive += changes[k++]![1]));
+    s += peak;
   }
-  if (bin >= 0) s += binPeak;
   return (s * binS) / 3600;
 }
 
 /** Exact, from each instance's start and stop (not the timeline's samples, which can miss a short peak). */
 function peakInstances(res: SimResult): number {
+  let alive = 0;
+  let peak = 0;
+  for (const [, d] of instanceChanges(res)) peak = Math.max(peak, (alive += d));
+  return peak;
+}
+
+/**
+ * Every instance's start (+1) and stop (−1), in time order; at the same instant a stop comes before a start: the
+ * two never run together (so the count after each change is never above the count at that instant).
+ */
+function instanceChanges(res: SimResult): [number, number][] {
   const changes: [number, number][] = [];
   for (const inst of res.fleet.instances) {
     changes.push([inst.createdS, 1]);
     if (inst.stoppedS >= 0) changes.push([inst.stoppedS, -1]);
   }
-  // At the same instant a stop comes before a start: the two never run together.
   changes.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let alive = 0;
-  let peak = 0;
-  for (const [, d] of changes) peak = Math.max(peak, (alive += d));
-  return peak;
+  return changes;
 }
 
 /** The SLO attainment a run is judged by: each request by its own tier's targets when there are tiers. */

@@ -2,7 +2,7 @@ import type { Catalog } from '../model/catalog.ts';
 import { kvBlocksFor } from '../perf/memory.ts';
 import { ConfigError } from '../util/errors.ts';
 import { formatPath } from '../util/config-file.ts';
-import { selectedOptions, type Scenario } from './schema.ts';
+import { resolvedScaling, selectedOptions, type Scenario } from './schema.ts';
 
 /** Tensor parallelism shards the attention heads (vLLM refuses a degree that does not divide them). */
 export const tpExpected = (model: string, heads: number) => `a divisor of ${model}'s ${heads} attention heads`;
@@ -16,8 +16,9 @@ export type Locate = (path: readonly PropertyKey[]) => { source?: string; line?:
  * and fits one node (`devicesPerNode`: tensor parallelism is timed over the node's NVLink), its pp is at most the
  * model's layers; pool names are unique and `scaling.actions` name pools; a pool's `engine` merged over the
  * top-level one keeps the chunked-prefill rule; `network.latencyS`, spot entries and `spot.weightsRegions` name
- * serving regions of pools (and catalog models). `locate` (at load) names the file line or flag; without it the
- * error names the field only.
+ * serving regions of pools (and catalog models); the `static` scaler's `count` is within every pool's `minCount` and
+ * `maxCount` (like a pool's own `count`; the governor would clamp it silently). `locate` (at load) names the file
+ * line or flag; without it the error names the field only.
  */
 export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locate = () => ({})): void {
   const fail = (path: PropertyKey[], expected: string, got: unknown): never => {
@@ -55,6 +56,16 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
   sc.scaling.actions.forEach((a, i) => {
     if (!names.has(a.pool)) fail(['scaling', 'actions', i, 'pool'], `a pool name (${[...names.keys()].join(', ')})`, a.pool);
   });
+  const scaling = resolvedScaling(sc);
+  const count = scaling.policy === 'static' ? selectedOptions(scaling).count : undefined;
+  if (typeof count === 'number') {
+    const at = sc.scaling.options.count !== undefined ? ['scaling', 'options', 'count'] : ['scaling', 'perPolicy', 'static', 'count'];
+    sc.fleet.pools.forEach((p, i) => {
+      const of = `of pool ${p.name ?? `pool${i}`} (static holds every pool at count)`;
+      if (count > p.maxCount) fail(at, `≤ maxCount (${p.maxCount}) ${of}`, count);
+      if (count < p.minCount) fail(at, `≥ minCount (${p.minCount}) ${of}`, count);
+    });
+  }
   const regions = new Set(sc.fleet.pools.map((p) => p.region));
   const named = [...regions].filter((r) => r !== '').sort();
   const expected = `a serving region of some pool (${named.length > 0 ? named.join(', ') : 'no pool sets `region`'})`;

@@ -59,7 +59,12 @@ export const poolSchema = z
     region: z.string().default(''),
     /** Instances ready at t = 0 (at most a million per pool, like maxCount). */
     count: z.number().int().min(0).max(1_000_000),
-    /** Bounds the scaling governor keeps the pool in (ready + provisioning instances). */
+    /**
+     * Bounds of every scaling decision (the governor's, and scheduled `actions`). `minCount` bounds the active
+     * instances (provisioning + ready); `maxCount` every instance that holds devices: provisioning + ready +
+     * draining (a drained instance runs its requests to the end). A scale-out only fills the room draining instances
+     * leave (none is re-activated), even below `minCount`: the pool reaches it as they stop.
+     */
     minCount: z.number().int().min(0).default(0),
     maxCount: z.number().int().min(0).default(1_000_000),
     /**

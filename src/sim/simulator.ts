@@ -22,10 +22,10 @@ import { lengthPredictors } from '../forecast/length/registry.ts';
 import { openWorkload } from '../workload/schema.ts';
 import type { TraceRequest } from '../workload/types.ts';
 import { EventQueue } from './event-queue.ts';
-import { Fleet, type Instance, type PoolRuntime } from './fleet.ts';
+import { Fleet, instanceHours, type Instance, type PoolRuntime } from './fleet.ts';
 import { Migrations, type MigrationSummary } from './migration.ts';
 import { Timeline } from './timeline.ts';
-import { SpotPool, type SpotSummary } from '../policy/sageserve/spot.ts';
+import { SpotPool, type SpotSource, type SpotSummary } from '../policy/sageserve/spot.ts';
 
 export interface SimOptions {
   mode: 'fast' | 'step';
@@ -304,10 +304,14 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     // With a spot pool, a new instance reclaims a donated one (same model first) and a stopped one is donated.
     const spot = sc.fleet.spot ? new SpotPool(sc.fleet.spot, rng.fork('spot-lead')) : null;
     if (spot) fleet.onStop = (inst, t) => spot.donate(inst.poolRt, t);
+    // Where each scale-out's capacity came from (with a spot pool), for its provisioning time at the end.
+    const spotSources = new Map<Instance, SpotSource>();
     const startInstance = (pool: PoolRuntime, t: number) => {
       const prov = sc.fleet.provisioning;
-      const lead = spot ? spot.reclaim(pool, t, { acquireS: prov.vmAcquireS, loadS: prov.modelLoadS }).leadS : pool.provisionS;
+      const claim = spot ? spot.reclaim(pool, t, { acquireS: prov.vmAcquireS, loadS: prov.modelLoadS }) : null;
+      const lead = claim ? claim.leadS : pool.provisionS;
       const inst = fleet.add(pool, t, lead === 0, lead);
+      if (claim) spotSources.set(inst, claim.source);
       if (lead === 0) retryDeferred(t);
       else q.push({ kind: 'ready', t: t + lead, instance: inst.id });
     };
@@ -445,12 +449,15 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
             const i = nextAction++;
             const a = actions[i]!;
             const pool = poolByName.get(a.pool)!;
-            // The pool's bounds hold for scheduled actions too (the governor's clamp, without its cooldowns).
+            // The pool's bounds hold for scheduled actions too (the governor's clamp, without its cooldowns): minCount
+            // bounds the ready and provisioning instances, maxCount those and the draining ones.
             const spec = sc.fleet.pools[pools.indexOf(pool)]!;
             const current = fleet.instances.filter((x) => x.pool === pool.name && (x.state === 'ready' || x.state === 'provisioning')).length;
-            const count = a.action === 'add' ? Math.min(a.count, Math.max(0, spec.maxCount - current)) : Math.min(a.count, Math.max(0, current - spec.minCount));
+            const draining = fleet.instances.filter((x) => x.pool === pool.name && x.state === 'draining').length;
+            const count = a.action === 'add' ? Math.min(a.count, Math.max(0, spec.maxCount - current - draining)) : Math.min(a.count, Math.max(0, current - spec.minCount));
             if (count < a.count) {
-              notes.push(`scaling.actions[${i}] (${a.action} ${a.count} on ${a.pool} at ${a.atS} s): ${count} done, the pool's ${a.action === 'add' ? `maxCount ${spec.maxCount}` : `minCount ${spec.minCount}`} bounds it`);
+              const bound = a.action === 'add' ? `maxCount ${spec.maxCount} bounds it${draining > 0 ? ` (${draining} still draining)` : ''}` : `minCount ${spec.minCount} bounds it`;
+              notes.push(`scaling.actions[${i}] (${a.action} ${a.count} on ${a.pool} at ${a.atS} s): ${count} done, the pool's ${bound}`);
             }
             if (a.action === 'add') for (let k = 0; k < count; k++) startInstance(pool, now);
             else drainSome(fleet, pool.name, count, now, scaling.drainOrder);
@@ -509,7 +516,11 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     }
     const skippedInTrace = { ...workload.traceStats?.skipped };
     const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions, skippedInTrace, notes };
-    if (spot) res.spot = spot.summary(endS);
+    if (spot) {
+      // The time actually spent provisioning: until ready, until a scale-in cancelled it, or until the end.
+      for (const [inst, source] of spotSources) spot.provisioned(source, instanceHours(inst, endS).wastedHours);
+      res.spot = spot.summary(endS);
+    }
     if (migrations) res.migrations = migrations.summary();
     return res;
   } finally {

@@ -17,6 +17,26 @@ test('peak instances is exact, not sampled: a two-second burst of instances betw
   assert.ok(sampled < 3, `the 100-s timeline saw at most ${sampled}`);
 });
 
+test('the 15-minute max-bin instance-hours are exact too: a spike between timeline rows counts in its bin, one across a bin edge in both', () => {
+  // 1 instance throughout; 2 more from 100 to 150 s (bin 0: 3); 1 more from 850 to 950 s (bins 0 and 1: 2); the run
+  // ends just after 1000 s, in bin 1. The 600-s timeline has rows at 0, 600 and the end only: it saw 1 each time.
+  const sc = scenarioFor(writeTrace([{ t: 0, in: 100, out: 10 }, { t: 1000, in: 100, out: 10 }]), {
+    scaling: {
+      policy: 'scheduled',
+      actions: [
+        { atS: 100, action: 'add', pool: 'p', count: 2 },
+        { atS: 150, action: 'drain', pool: 'p', count: 2 },
+        { atS: 850, action: 'add', pool: 'p' },
+        { atS: 950, action: 'drain', pool: 'p' },
+      ],
+    },
+    output: { timelineIntervalS: 600 },
+  });
+  const res = run(sc, 'fast');
+  assert.deepEqual(res.timeline.rows.map((r) => r.provisioning + r.ready + r.draining), [1, 1, 1]);
+  assert.equal(summarize(res, 0).fleet.instanceHours15mMax, (3 + 2) * 0.25);
+});
+
 test('a trace whose first request comes long after 0 s says the idle fleet is billed from 0 s, and how to start later', () => {
   const late = summarize(run(scenarioFor(writeTrace([{ t: 28_800, in: 100, out: 10 }, { t: 28_801, in: 100, out: 10 }])), 'fast'), 0);
   assert.ok(

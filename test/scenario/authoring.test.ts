@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { summarize } from '../../src/metrics/summary.ts';
 import { loadScenario } from '../../src/scenario/load.ts';
 import { applyOverrides } from '../../src/util/config-file.ts';
 import { UserError } from '../../src/util/errors.ts';
@@ -50,6 +51,22 @@ test('scheduled actions keep the pool within minCount and maxCount, with a note'
     "scaling.actions[1] (add 10 on p at 10 s): 2 done, the pool's maxCount 4 bounds it",
   ]);
   assert.equal(res.fleet.instances.length, 5, '3 at start, 1 drained, 2 added: never more than 4 live');
+});
+
+test('maxCount counts draining instances: a scheduled add finds no room while drained instances still run requests', () => {
+  // Three long requests, one per instance; two instances drained at 1 s keep running theirs for ≈ 25 s.
+  const reqs = Array.from({ length: 3 }, () => ({ t: 0, in: 100, out: 5000 }));
+  const sc = scenarioFor(writeTrace(reqs), {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 3, minCount: 1, maxCount: 3 }] },
+    scaling: { policy: 'scheduled', actions: [{ atS: 1, action: 'drain', pool: 'p', count: 2 }, { atS: 2, action: 'add', pool: 'p', count: 2 }] },
+  });
+  const res = run(sc, 'fast');
+  assert.deepEqual(res.fleet.instances.map((i) => i.state), ['ready', 'stopped', 'stopped']);
+  assert.ok(res.fleet.instances[1]!.stoppedS > 2, 'still draining at the add');
+  assert.deepEqual(res.notes.filter((n) => n.startsWith('scaling.actions')), [
+    "scaling.actions[1] (add 2 on p at 2 s): 0 done, the pool's maxCount 3 bounds it (2 still draining)",
+  ]);
+  assert.equal(summarize(res, 0).fleet.peakInstances, 3);
 });
 
 test('perf without kind is the roofline (or a profile when it has a path); a quoted --set segment keeps its dots', () => {

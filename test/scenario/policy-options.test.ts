@@ -63,7 +63,7 @@ test('an option inside a nested block keeps the rest of the perPolicy entry’s 
 test("PreServe's nested anticipator block is merged too", () => {
   const { scenario } = load(PS, ['scaling.perPolicy.preserve.anticipator.horizonSteps=50', 'scaling.options.anticipator.extensionFraction=0.3']);
   const o = preserveScalerOptions.parse(selectedOptions(resolvedScaling(scenario)));
-  assert.deepEqual([o.anticipator.horizonSteps, o.anticipator.extensionFraction, o.windowS, o.muPrefill], [50, 0.3, 150, 439.4]);
+  assert.deepEqual([o.anticipator.horizonSteps, o.anticipator.extensionFraction, o.windowS, o.muPrefill], [50, 0.3, 150, 444.9]);
 });
 
 // ---- 3. aliases and every perPolicy entry --------------------------------------------------------------------
@@ -130,4 +130,12 @@ test("the selected policy's problems name the perPolicy entry or options block a
   withEdited(PS, (t) => t.replace('      windowsPerDay: 24', '      windowsPerDay: 0'), (file) => {
     refuses(file, [], new RegExp(`^${esc(file)}:${lineOf(file, 'windowsPerDay: 0')} scaling\\.perPolicy\\.preserve\\.windowsPerDay: expected ≥ 1, got 0$`));
   });
+});
+
+test("the static scaler's count outside a pool's minCount..maxCount is refused at load (the governor clamped it silently)", () => {
+  refuses(PS, ['scaling.policy=static', 'scaling.options={count: 10}'], /^--set scaling\.options=\{count: 10\} scaling\.options\.count: expected ≤ maxCount \(8\) of pool a40 \(static holds every pool at count\), got 10$/);
+  refuses(PS, ['scaling.policy=static', 'scaling.options={}', 'scaling.perPolicy.static.count=0'], /^--set scaling\.perPolicy\.static\.count=0 scaling\.perPolicy\.static\.count: expected ≥ minCount \(1\) of pool a40 \(static holds every pool at count\), got 0$/);
+  assert.equal(selectedOptions(load(PS, ['scaling.policy=static', 'scaling.options={count: 8}']).scenario.scaling).count, 8);
+  // Only the selected policy's count: an unselected entry is never run.
+  assert.equal(load(PS, ['scaling.perPolicy.static.count=10']).scenario.scaling.policy, 'preserve');
 });

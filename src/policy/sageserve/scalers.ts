@@ -1,5 +1,5 @@
 import type { FleetView, InstanceView } from '../types.ts';
-import type { PoolStatus, ScaleAction, Scaler, ScalingSignals } from '../scaling/types.ts';
+import { heldInstances, type PoolStatus, type ScaleAction, type Scaler, type ScalingSignals } from '../scaling/types.ts';
 import { thetaOf, type SageServeScalingOptions } from './options.ts';
 import { HourlyPlanner } from './planner.ts';
 import { effectiveUtil } from './util.ts';
@@ -34,11 +34,13 @@ const add = (pool: string, reason: string, count = 1): ScaleAction => ({ kind: '
 const remove = (pool: string, reason: string, count = 1): ScaleAction => ({ kind: 'remove', pool, count, reason });
 const orHold = (out: ScaleAction[], reason: string): ScaleAction[] => (out.length > 0 ? out : [{ kind: 'hold', reason }]);
 const size = (p: PoolStatus) => p.ready + p.provisioning;
+/** Room for a scale-out under the pool's maxCount, which counts draining instances too. */
+const hasRoom = (p: PoolStatus) => heldInstances(p) < p.maxCount;
 
 /** One reactive step for a pool: > up ⇒ +1, < down ⇒ −1 (to its minimum), with a cooldown. */
 function reactiveStep(o: SageServeScalingOptions, p: PoolStatus, u: number, now: number, cd: Cooldown, min: number): ScaleAction | null {
   if (!cd.ok(p.name, now) || p.ready === 0) return null;
-  if (u > o.scaleUpAbove && size(p) < p.maxCount && (!o.waitForProvisioning || p.provisioning === 0)) {
+  if (u > o.scaleUpAbove && hasRoom(p) && (!o.waitForProvisioning || p.provisioning === 0)) {
     cd.mark(p.name, now);
     return add(p.name, 'util-above-threshold');
   }
@@ -141,7 +143,7 @@ export function longTermScaler(mode: LongTermMode, o: SageServeScalingOptions): 
         if (!cd.ok(p.name, s.now) || p.ready === 0) continue;
         const u = poolUtil(s.view, p.name);
         const rem = remaining.get(p.name) ?? 0;
-        if (rem > 0 && u > o.scaleUpAbove) {
+        if (rem > 0 && u > o.scaleUpAbove && hasRoom(p)) {
           out.push(add(p.name, 'toward-target'));
           remaining.set(p.name, rem - 1);
           cd.mark(p.name, s.now);
@@ -157,7 +159,7 @@ export function longTermScaler(mode: LongTermMode, o: SageServeScalingOptions): 
           const theta = thetaOf(o, p.model);
           const memUp = (!o.overrideNeedsMemory || u > o.scaleUpAbove) && (!o.overrideCapacityGuard || observed > size(p) * theta);
           const memDown = (!o.overrideNeedsMemory || u < o.scaleDownBelow) && (!o.overrideCapacityGuard || observed <= (size(p) - 1) * theta);
-          if (ratio >= o.overrideUpRatio && memUp && size(p) < p.maxCount) {
+          if (ratio >= o.overrideUpRatio && memUp && hasRoom(p)) {
             out.push(add(p.name, 'forecast-gap-up'));
             cd.mark(p.name, s.now);
           } else if (ratio <= o.overrideDownRatio && memDown && size(p) > Math.max(1, p.minCount)) {
@@ -248,7 +250,9 @@ export function chironScaler(o: SageServeScalingOptions): Scaler {
   const cd = new Cooldown(o.cooldownS);
   const started = new Set<string>();
   const start = (out: ScaleAction[], p: PoolStatus | null, n: number) => {
-    if (p && n > size(p)) out.push(add(p.name, 'chiron-start', Math.min(n, p.maxCount) - size(p)));
+    if (!p) return;
+    const count = Math.min(n - size(p), p.maxCount - heldInstances(p));
+    if (count > 0) out.push(add(p.name, 'chiron-start', count));
   };
   return {
     name: 'chiron',
@@ -278,7 +282,7 @@ export function chironScaler(o: SageServeScalingOptions): Scaler {
           }
           const drainS = chironDrainS(pending, tokens, n, o.chironPromptTimeS, o.chironDecodeTps);
           const waiting = o.chironWaitForProvisioning && b.provisioning > 0;
-          if ((drainS > o.chironDeadlineS || (size(b) === 0 && niwArrivals > 0)) && size(b) < b.maxCount && !waiting) {
+          if ((drainS > o.chironDeadlineS || (size(b) === 0 && niwArrivals > 0)) && hasRoom(b) && !waiting) {
             out.push(add(b.name, 'batch-drain-time'));
             cd.mark(b.name, s.now);
           } else if (pending === 0 && niwArrivals === 0 && b.provisioning === 0 && size(b) > b.minCount) {
@@ -293,7 +297,7 @@ export function chironScaler(o: SageServeScalingOptions): Scaler {
           const p = which === 'interactive' ? e.interactive : e.mixed;
           if (!p || !cd.ok(p.name, s.now)) continue;
           if (ibp > o.chironIbp) {
-            if (size(p) >= p.maxCount || (o.chironWaitForProvisioning && p.provisioning > 0)) continue;
+            if (!hasRoom(p) || (o.chironWaitForProvisioning && p.provisioning > 0)) continue;
             out.push(add(p.name, 'ibp-above'));
             cd.mark(p.name, s.now);
           } else if (size(p) > Math.max(o.chironFloor, p.minCount)) {

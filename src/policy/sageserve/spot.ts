@@ -21,7 +21,10 @@ export type SpotSource = 'same-model' | 'other-model' | 'new-vm';
 export interface SpotSummary {
   /** Instances given to the spot market (scale-ins; the initial inventory not counted). */
   donations: number;
-  /** Scale-outs by source, and their lead times in instance-hours (a provisioning cancelled by a scale-in counts in full). */
+  /**
+   * Scale-outs by source, and the instance-hours they spent provisioning: until ready, or until a scale-in cancelled
+   * them or the run ended (the fleet's wasted hours of those instances, `instanceHours` in sim/fleet.ts).
+   */
   reclaims: Record<SpotSource, number>;
   provisioningInstanceHours: Record<SpotSource, number>;
   /** Instance-hours spent in the spot market, and what they earned at `revenueUsdPerInstanceHour`. */
@@ -84,8 +87,8 @@ export class SpotPool {
 
   /**
    * Capacity for one new instance of `want`: the source and its lead time (`newVm`: a fresh VM's acquisition and
-   * local model load, `fleet.provisioning`). The
-   * reclaimed entry leaves the pool at `now`; `leadS` is recorded as provisioning time of that source.
+   * local model load, `fleet.provisioning`). The reclaimed entry leaves the pool at `now`; the time the instance
+   * then spends provisioning is booked with `provisioned` (the lead time unless cancelled or cut by the run's end).
    */
   reclaim(want: SpotVm, now: number, newVm: { acquireS: number; loadS: number }): { source: SpotSource; leadS: number } {
     let other = -1;
@@ -109,8 +112,12 @@ export class SpotPool {
           ? local ? sampleLeadTime(this.opts.otherModelS, this.rng) : this.opts.remoteWeightsS
           : newVm.acquireS + (local ? newVm.loadS : this.opts.remoteWeightsS);
     this.stats.reclaims[source]++;
-    this.stats.provisioningInstanceHours[source] += leadS / 3600;
     return { source, leadS };
+  }
+
+  /** Books `hours` an instance started from `source` spent provisioning. */
+  provisioned(source: SpotSource, hours: number): void {
+    this.stats.provisioningInstanceHours[source] += hours;
   }
 
   /** Closes the accounts at the end of the run (the entries still donated earn up to `endS`). */

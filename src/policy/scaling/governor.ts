@@ -1,4 +1,4 @@
-import type { PoolStatus, ScaleAction } from './types.ts';
+import { heldInstances, type PoolStatus, type ScaleAction } from './types.ts';
 
 export interface GovernorLimits {
   /** Seconds after a scale-up of a pool before it may scale up again. */
@@ -34,6 +34,9 @@ export class Governor {
       const current = p.provisioning + p.ready;
       let delta = Math.max(-this.limits.maxStep, Math.min(this.limits.maxStep, delta0));
       delta = Math.max(p.minCount - current, Math.min(p.maxCount - current, delta));
+      // maxCount also counts the draining instances: a scale-out only fills the room they leave (the cap wins over
+      // minCount; the pool gets there as they stop).
+      if (delta > 0) delta = Math.min(delta, Math.max(0, p.maxCount - heldInstances(p)));
       if (delta > 0 && now - (this.lastUp.get(pool) ?? -Infinity) < this.limits.upCooldownS) continue;
       if (delta < 0 && now - (this.lastChange.get(pool) ?? -Infinity) < this.limits.downCooldownS) continue;
       if (delta === 0) continue;
@@ -41,11 +44,11 @@ export class Governor {
       this.lastChange.set(pool, now);
       out.push(delta > 0 ? { kind: 'add', pool, count: delta, reason: 'governed' } : { kind: 'remove', pool, count: -delta, reason: 'governed' });
     }
-    // Pools below their minimum are topped up even without a request.
+    // Pools below their minimum are topped up even without a request, within maxCount.
     for (const p of pools) {
-      const current = p.provisioning + p.ready;
-      if (current < p.minCount && !out.some((a) => a.kind !== 'hold' && a.pool === p.name)) {
-        out.push({ kind: 'add', pool: p.name, count: p.minCount - current, reason: 'below-min' });
+      const count = Math.min(p.minCount - (p.provisioning + p.ready), p.maxCount - heldInstances(p));
+      if (count > 0 && !out.some((a) => a.kind !== 'hold' && a.pool === p.name)) {
+        out.push({ kind: 'add', pool: p.name, count, reason: 'below-min' });
         this.lastUp.set(p.name, now);
         this.lastChange.set(p.name, now);
       }

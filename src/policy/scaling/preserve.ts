@@ -92,7 +92,7 @@ interface PoolState {
  * C. at most once per window, when every ready instance's projection stays below 30 %, shrink to
  *    max(1, ceil(Σ max U / divisor)).
  * It then asks for whatever closes the gap between the wanted and the current (ready + provisioning) count, so
- * a governor veto is retried at the next tick. Arrival stats are per model: one pool per model is expected.
+ * a governor veto is retried at the next tick (e.g. a scale-out while drained instances still fill `maxCount`). Arrival stats are per model: one pool per model is expected.
  */
 export const preserve = defineScaler({
   options: preserveScalerOptions,

@@ -26,6 +26,14 @@ export interface PoolStatus {
   readonly waiting: number;
 }
 
+/**
+ * A pool's instances that hold devices: provisioning, ready and draining (a draining one still runs its requests).
+ * `maxCount` bounds these; `minCount` bounds the active ones (provisioning + ready).
+ */
+export function heldInstances(p: PoolStatus): number {
+  return p.provisioning + p.ready + p.draining;
+}
+
 /** Arrivals of one (model, region, tier) over the last control interval (inputs known at arrival, outputs as predicted). */
 export interface ArrivalStats {
   readonly model: string;

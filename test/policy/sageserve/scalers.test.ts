@@ -95,6 +95,13 @@ test('Reactive scales out above 70 %, in below 30 %, with a 15 s cooldown per en
   assert.equal(removes(s.decide(signals(90, [pool('east-a', 1)], fleet([{ name: 'east-a', n: 1, kv: 0.1 }])))), 0, 'keeps the minimum');
 });
 
+test('Reactive counts draining instances against maxCount: no scale-out (and no cooldown spent) while they fill the cap', () => {
+  const s = createScaler('sageserve-reactive', {}, ctx);
+  const hot = fleet([{ name: 'east-a', n: 2, kv: 0.9 }]);
+  assert.equal(adds(s.decide(signals(15, [pool('east-a', 2, { draining: 2, maxCount: 4 })], hot))), 0, '2 ready + 2 draining = max 4');
+  assert.equal(adds(s.decide(signals(20, [pool('east-a', 2, { draining: 1, maxCount: 4 })], hot))), 1, 'room again once one stopped');
+});
+
 test('siloed keeps its NIW pools at their minimum and scales each pool on its own utilisation', () => {
   const s = createScaler('siloed', {}, ctx);
   const a = s.decide(signals(15, [pool('east-a', 3), pool('east-a-niw', 0, { minCount: 0 })], fleet([{ name: 'east-a', n: 3, kv: 0.9 }])));

@@ -23,7 +23,8 @@ test('a scale-out reclaims a same-model spot instance first, then the oldest oth
   const s = spot.summary(3600);
   assert.equal(s.donations, 5);
   assert.deepEqual(s.reclaims, { 'same-model': 1, 'other-model': 2, 'new-vm': 1 });
-  close(s.provisioningInstanceHours['other-model'], 1200 / 3600, 'other-model provisioning');
+  // Provisioning time is booked by the simulator once known (until ready, cancelled or the end), not at the reclaim.
+  assert.deepEqual(s.provisioningInstanceHours, { 'same-model': 0, 'other-model': 0, 'new-vm': 0 });
   // Spot time: a 200→300, b 0→300, c 100→300, and the two left (west, a100) 0→3600 each.
   const hours = (100 + 300 + 200 + 3600 + 3600) / 3600;
   close(s.instanceHours, hours, 'spot instance-hours');
@@ -87,6 +88,37 @@ test('in a run, scale-in donates and scale-outs take the lead time of their sour
   assert.equal(Object.keys(summary).at(-1), 'sim');
   // Wasted = provisioning: 60 + 600 + 180 s, one device per instance.
   close(summary.fleet.wastedGpuHours, 840 / 3600, 'wasted');
+});
+
+test('spot provisioning instance-hours are the time actually spent provisioning: until ready, until a scale-in cancels it, or until the run ends', () => {
+  // A new VM takes 180 s. 100: add (new VM); 130: drain cancels it after 30 s (its VM is donated); 200: add
+  // (reclaims that VM: same model, 60 s, ready 260); 950: add (new VM, ready 1130, after the run's end ≈ 1000 s).
+  const sc = scenarioFor(writeTrace([{ t: 1000, in: 10, out: 1 }]), {
+    fleet: {
+      pools: [{ name: 'a', region: 'east', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 1 }],
+      provisioning: { vmAcquireS: 120, modelLoadS: 60 },
+      spot: { sameModelS: 60 },
+    },
+    scaling: {
+      policy: 'scheduled',
+      actions: [
+        { atS: 100, action: 'add', pool: 'a' },
+        { atS: 130, action: 'drain', pool: 'a' },
+        { atS: 200, action: 'add', pool: 'a' },
+        { atS: 950, action: 'add', pool: 'a' },
+      ],
+    },
+  });
+  const res = run(sc, 'fast');
+  assert.deepEqual(res.fleet.instances.map((i) => [i.createdS, i.stoppedS]), [[0, -1], [100, 130], [200, -1], [950, -1]]);
+  assert.ok(res.endS > 1000 && res.endS < 1130, `${res.endS}`);
+  const s = res.spot!;
+  assert.deepEqual(s.reclaims, { 'same-model': 1, 'other-model': 0, 'new-vm': 2 });
+  close(s.provisioningInstanceHours['new-vm'], (30 + res.endS - 950) / 3600, 'new-vm: 30 s cancelled + the unfinished one up to the end');
+  close(s.provisioningInstanceHours['same-model'], 60 / 3600, 'same-model');
+  // The same time as the fleet's wasted (provisioning) hours, one device per instance.
+  const total = Object.values(s.provisioningInstanceHours).reduce((a, b) => a + b, 0);
+  close(total, summarize(res, 0).fleet.wastedGpuHours, 'wasted');
 });
 
 test('without a spot pool every scale-out takes the provisioning delay and the summary has no spot block', () => {

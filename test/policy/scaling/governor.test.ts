@@ -32,3 +32,15 @@ test('a pool below its minimum is topped up without being asked; holds change no
   assert.deepEqual(g.apply([{ kind: 'hold', reason: 'x' }], [pool({ ready: 0, minCount: 2 })], 0), [{ kind: 'add', pool: 'p', count: 2, reason: 'below-min' }]);
   assert.deepEqual(g.apply([{ kind: 'hold', reason: 'x' }], [pool()], 0), []);
 });
+
+test('maxCount counts draining instances too: a scale-out, and a top-up to minCount, only fill the room provisioning + ready + draining leave', () => {
+  const g = new Governor({ upCooldownS: 0, downCooldownS: 0, maxStep: 10 });
+  const add = { kind: 'add', pool: 'p', count: 5, reason: 'x' } as const;
+  assert.deepEqual(g.apply([add], [pool({ ready: 2, draining: 2 })], 0), [], '2 ready + 2 draining = max 4');
+  assert.deepEqual(g.apply([add], [pool({ ready: 1, provisioning: 1, draining: 1 })], 0), [{ kind: 'add', pool: 'p', count: 1, reason: 'governed' }]);
+  // The cap wins over the minimum: the pool reaches minCount as its draining instances stop.
+  assert.deepEqual(g.apply([{ kind: 'hold', reason: 'x' }], [pool({ ready: 0, draining: 3, minCount: 2 })], 0), [{ kind: 'add', pool: 'p', count: 1, reason: 'below-min' }]);
+  assert.deepEqual(g.apply([{ kind: 'hold', reason: 'x' }], [pool({ ready: 1, draining: 3, minCount: 2 })], 0), []);
+  // Draining instances never turn a scale-in into more, nor a scale-out into a scale-in.
+  assert.deepEqual(g.apply([{ kind: 'remove', pool: 'p', count: 1, reason: 'x' }], [pool({ ready: 2, draining: 2 })], 0), [{ kind: 'remove', pool: 'p', count: 1, reason: 'governed' }]);
+});
