@@ -8,8 +8,13 @@ import { Z80, type Forecaster } from './types.ts';
  * Three things about that package shape this file (measured, see docs/fidelity/forecast.md):
  * - It passes the series through the WASM stack (64 KiB): 10,080 points crash it ("memory access out of
  *   bounds") and ~5,000–7,500 points can silently return garbage. We fit on the last MAX_FIT_POINTS only.
- * - Exact maximum likelihood (its default) sometimes diverges (forecast 1e9 on a sine); conditional sum of
- *   squares (CSS) is stable and faster, so CSS is tried first, exact ML second, and every fit is checked.
+ * - Its `method` numbers are not what its README says: for these (SARIMAX) fits the C library ctsa reads 0 as
+ *   CSS-then-ML, 1 as exact ML, 2 as CSS (its fit summary prints so). We try method 1 first, method 0 second
+ *   (0 sometimes diverges: forecast 1e9 on a sine), and every fit is checked. With its default optimizer
+ *   (L-BFGS, unconstrained) method 1 sometimes ends on a non-stationary AR coefficient (measured: AR1 = 1.0005
+ *   and 1.009 on clean hourly series) and returns negative h-step MSEs, while method 0 diverges to NaN on the
+ *   same series; a third attempt, method 1 with Nelder-Mead, fitted every such case we measured. Which attempt
+ *   passed is reported (`lastFit` on the forecaster, `arimaFitCounts()` for the process).
  * - Native seasonal fits with a long season are very slow (s = 144 on 1,008 points: 30–90 s). For
  *   s > NATIVE_SEASON_MAX we difference the season ourselves and fit ARIMA(p,d,q) on y(t) − y(t−s), i.e.
  *   SARIMA(p,d,q)(0,1,0)s; short seasons use the package's own SARIMA.
@@ -57,21 +62,49 @@ function quiet<T>(f: () => T): T {
 interface Fitted {
   /** Forecast on the (possibly seasonally differenced) scale, with h-step MSE. */
   predict(h: number): [number[], number[]];
+  report: ArimaFitReport;
+}
+
+/** Which fit attempt passed the checks: 1 = exact ML (L-BFGS), 2 = CSS-then-ML (L-BFGS), 3 = exact ML with
+ * Nelder-Mead (the retry; not for auto fits); 0 = a constant series, not passed to the package. */
+export interface ArimaFitReport {
+  attempt: number;
+  method: 'constant' | 'exact-ml' | 'css-ml' | 'exact-ml-nelder-mead';
+}
+
+/** The package's `method` and `optimizer` per attempt (see the file comment). */
+const ATTEMPTS = [
+  { method: 1, optimizer: 6, name: 'exact-ml' },
+  { method: 0, optimizer: 6, name: 'css-ml' },
+  { method: 1, optimizer: 0, name: 'exact-ml-nelder-mead' },
+] as const;
+
+const counts = { fits: 0, secondAttempt: 0, nelderMeadRetry: 0, refused: 0 };
+/** Fits through the package in this process: all, those passed by the second or third attempt, and refused ones. */
+export function arimaFitCounts(): Readonly<typeof counts> {
+  return { ...counts };
 }
 
 function fitChecked(y: number[], opts: Record<string, number | boolean>, name: string): Fitted {
   // A constant series has one right answer, and the package gets it wrong (all zeros: points like 4.6e-319 and
   // 1e-31, p10 = p90): forecast the constant with a zero-width interval.
-  if (y.every((v) => v === y[0])) return { predict: (h) => [new Array<number>(h).fill(y[0]!), new Array<number>(h).fill(0)] };
+  if (y.every((v) => v === y[0])) {
+    return { predict: (h) => [new Array<number>(h).fill(y[0]!), new Array<number>(h).fill(0)], report: { attempt: 0, method: 'constant' } };
+  }
   const Arima = loadArima();
   const scale = stdev(diff(y)) || stdev(y) || 1;
   const lo = Math.min(...y);
   const hi = Math.max(...y);
   const span = Math.max(hi - lo, scale);
-  let lastErr = '';
-  for (const method of [1, 0]) {
+  counts.fits++;
+  const errs: string[] = [];
+  // Auto fits get no Nelder-Mead retry: their stepwise search was not measured with it.
+  const attempts = opts.auto ? ATTEMPTS.slice(0, 2) : ATTEMPTS;
+  for (let a = 0; a < attempts.length; a++) {
+    const { method, optimizer } = attempts[a]!;
+    const report: ArimaFitReport = { attempt: a + 1, method: attempts[a]!.name };
     try {
-      const train = () => quiet(() => new Arima({ ...opts, method, verbose: false }).train(y));
+      const train = () => quiet(() => new Arima({ ...opts, method, optimizer, verbose: false }).train(y));
       const model = train();
       const probe = quiet(() => model.predict(Math.min(8, y.length)));
       // Besides divergence, the package sometimes returns a flat forecast far from the data with zero variance
@@ -86,13 +119,16 @@ function fitChecked(y: number[], opts: Record<string, number | boolean>, name: s
         Math.abs(probe[0][0]! - last) <= 10 * scale &&
         (probe[1][0]! > 0 || stdev(diff(y)) === 0);
       if (ok) {
-        if (!opts.auto) return { predict: (h) => quiet(() => model.predict(h)) };
+        if (a === 1) counts.secondAttempt++;
+        if (a === 2) counts.nelderMeadRetry++;
+        if (!opts.auto) return { predict: (h) => quiet(() => model.predict(h)), report };
         // The package's auto fits cannot be asked twice: a model with a mean or drift adds it again on every
         // predict() call (measured: white noise around 55 forecast 55, then 110, then 165; the probe above was the
         // first call, so every auto-arima forecast with a mean was doubled). Horizons within the probe are slices of
         // it; a longer one refits the same (deterministic) model and asks it once.
         model.destroy();
         return {
+          report,
           predict: (h) => {
             if (h <= probe[0].length) return [probe[0].slice(0, h), probe[1].slice(0, h)];
             const fresh = train();
@@ -105,12 +141,13 @@ function fitChecked(y: number[], opts: Record<string, number | boolean>, name: s
         };
       }
       model.destroy();
-      lastErr = 'fit diverged';
+      errs.push(`${report.method}: ${probe[1].some((v) => v < 0) ? 'negative MSE' : 'fit diverged'}`);
     } catch (e) {
-      lastErr = e instanceof Error ? e.message : String(e);
+      errs.push(`${report.method}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
-  throw new UserError(`${name}: the arima package failed to fit this series (${lastErr}); try holt-winters or seasonal-naive`);
+  counts.refused++;
+  throw new UserError(`${name}: the arima package failed to fit this series (${errs.join('; ')}); try holt-winters or seasonal-naive`);
 }
 
 function diff(y: readonly number[]): number[] {
@@ -130,10 +167,17 @@ function toForecast(pred: number[], mse: number[]) {
   return { point: pred, p10, p90 };
 }
 
+/** A forecaster on the package; `lastFit` says which attempt passed on the latest successful fit. */
+export type ArimaForecaster = Forecaster & { readonly lastFit: ArimaFitReport | undefined };
+
+function withReport(f: Forecaster, get: () => ArimaFitReport | undefined): ArimaForecaster {
+  return Object.defineProperty(f, 'lastFit', { get, enumerable: true }) as ArimaForecaster;
+}
+
 /** ARIMA(p,d,q); SageServe's code uses (3,1,2) on 1-minute input-token sums, our default is (2,1,2). */
-export function arima(order: ArimaOrder = { p: 2, d: 1, q: 2 }): Forecaster {
+export function arima(order: ArimaOrder = { p: 2, d: 1, q: 2 }): ArimaForecaster {
   let fitted: Fitted | undefined;
-  return makeForecaster('arima', {
+  return withReport(makeForecaster('arima', {
     minHistory: () => order.d + Math.max(order.p + order.q, 10) + 2,
     fit(y) {
       fitted = fitChecked(y.slice(-MAX_FIT_POINTS), { ...order, P: 0, D: 0, Q: 0, s: 0 }, 'arima');
@@ -142,16 +186,16 @@ export function arima(order: ArimaOrder = { p: 2, d: 1, q: 2 }): Forecaster {
       const [pred, mse] = fitted!.predict(h);
       return toForecast(pred, mse);
     },
-  });
+  }), () => fitted?.report);
 }
 
 /** SARIMA(p,d,q)(P,D,Q)s; default (1,0,1)(0,1,1)s. Needs `period` ≥ 2. See the file comment for long seasons. */
-export function sarima(order: ArimaOrder = { p: 1, d: 0, q: 1 }, seasonal: SeasonalOrder = { P: 0, D: 1, Q: 1 }): Forecaster {
+export function sarima(order: ArimaOrder = { p: 1, d: 0, q: 1 }, seasonal: SeasonalOrder = { P: 0, D: 1, Q: 1 }): ArimaForecaster {
   let m = 1;
   let native: Fitted | undefined;
   let tail: number[] = [];
   let inner: Fitted | undefined;
-  return makeForecaster('sarima', {
+  return withReport(makeForecaster('sarima', {
     minHistory: (o) => {
       const s = o.period ?? 1;
       return order.d + s * Math.max(seasonal.D, 1) + Math.max(order.p + order.q, 2 * s, 10) + 2;
@@ -189,7 +233,7 @@ export function sarima(order: ArimaOrder = { p: 1, d: 0, q: 1 }, seasonal: Seaso
       }
       return toForecast(pred, mse);
     },
-  });
+  }), () => (native ?? inner)?.report);
 }
 
 /** Longest season the seasonal AutoARIMA search is run for: with s = 24 and (P,Q) ≤ 2 it took 48 s on 480
@@ -200,9 +244,9 @@ export const AUTO_SEASON_MAX = 24;
  * AutoARIMA (the package's stepwise search, p,q ≤ 5, d ≤ 2). Seasonal — (p,q) ≤ 3, (P,D,Q) ≤ 1 — only when
  * a period ≤ AUTO_SEASON_MAX is passed; the CLI and `auto` treat it as non-seasonal (SEASONAL in registry.ts).
  */
-export function autoArima(): Forecaster {
+export function autoArima(): ArimaForecaster {
   let fitted: Fitted | undefined;
-  return makeForecaster('auto-arima', {
+  return withReport(makeForecaster('auto-arima', {
     minHistory: (o) => Math.max(2 * (o.period ?? 1) + 2, 24),
     fit(y, o) {
       const m = o.period ?? 1;
@@ -213,5 +257,5 @@ export function autoArima(): Forecaster {
       const [pred, mse] = fitted!.predict(h);
       return toForecast(pred, mse);
     },
-  });
+  }), () => fitted?.report);
 }

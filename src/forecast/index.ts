@@ -4,7 +4,7 @@ export { makeForecaster, type ForecasterCore } from './base.ts';
 export { seasonalNaive } from './seasonal-naive.ts';
 export { holtWinters, type Seasonality, type HoltWintersParams } from './holt-winters.ts';
 export { holtWintersDouble } from './holt-winters-double.ts';
-export { arima, sarima, autoArima, MAX_FIT_POINTS, type ArimaOrder, type SeasonalOrder } from './arima.ts';
+export { arima, sarima, autoArima, arimaFitCounts, MAX_FIT_POINTS, type ArimaOrder, type SeasonalOrder, type ArimaFitReport, type ArimaForecaster } from './arima.ts';
 export { lstm, LSTM_DEFAULTS, type LstmOptions } from './lstm.ts';
 export { forecasters, FORECASTER_NAMES, SEASONAL, type ForecasterName } from './registry.ts';
 export { score, backtest, selectModel, candidatePeriods, candidatesFor, AUTO_MODELS, type Metrics, type Candidate, type Selection } from './backtest.ts';
