@@ -45,14 +45,25 @@ KV_BUDGET_BYTES = 40e9  # the largest decode cache allocated
 HARDWARE = 'cpu'  # the catalog id of the device measured (set in main)
 
 
+# CUDA device names (torch.cuda.get_device_name) of the catalog's devices (src/model/hardware.ts). Matched exactly:
+# an H100 PCIe or NVL, an L40S or a GH200 has another datasheet than its namesake, so it keeps its own name and
+# needs a catalog entry (`calibrate --catalog FILE`).
+CATALOG_IDS = {
+    'NVIDIA H100 80GB HBM3': 'h100-80gb',
+    'NVIDIA H200': 'h200',
+    'NVIDIA A100-SXM4-80GB': 'a100-80gb',
+    'NVIDIA A100-SXM4-40GB': 'a100-40gb',
+    'NVIDIA L4': 'l4',
+    'NVIDIA A10G': 'a10g',
+    'NVIDIA RTX A6000': 'a6000',
+    'NVIDIA GeForce RTX 4090': 'rtx4090',
+    'AMD Instinct MI300X': 'mi300x',
+}
+
+
 def catalog_id(device_name):
-    """llmfleet's catalog id for a CUDA device name (src/model/hardware.ts), else the name itself."""
-    n = device_name.upper()
-    for key, cid in (('H200', 'h200'), ('H100', 'h100-80gb'), ('A100-SXM4-80GB', 'a100-80gb'), ('A100 80GB', 'a100-80gb'),
-                     ('A100', 'a100-40gb'), ('L4', 'l4'), ('A10G', 'a10g'), ('MI300X', 'mi300x')):
-        if key in n:
-            return cid
-    return device_name.lower().replace(' ', '-')
+    """llmfleet's catalog id for a CUDA device name, else the name in lower case with dashes."""
+    return CATALOG_IDS.get(device_name.strip(), device_name.strip().lower().replace(' ', '-'))
 
 
 class Timer:

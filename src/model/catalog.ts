@@ -122,7 +122,8 @@ export function parseCatalogYaml(text: string, source: string, base: Catalog = B
       const merged = { ...(Object.hasOwn(into, id) ? into[id] : {}), ...entry, name: id };
       const r = schema.safeParse(merged);
       if (!r.success) {
-        const hint = Object.hasOwn(into, id) ? '' : ` (a new ${section} entry needs every field)`;
+        const missing = r.error.issues.some((i) => i.path.length === 1 && !Object.hasOwn(merged, String(i.path[0])));
+        const hint = missing && !Object.hasOwn(into, id) ? ` (a new ${section} entry needs every field)` : '';
         throw issueError(r.error, merged, { ...doc, prefix: [section, id], hint });
       }
       into[id] = r.data;

@@ -38,8 +38,9 @@ export interface ModelSpec {
   contextLength: number;
   bytesPerParam: number;
   /**
-   * Bytes per weight when the weights are quantised (AWQ/GPTQ int4 ≈ 0.5, int8 = 1); default bytesPerParam. Only
-   * weight memory and weight reads shrink: the KV cache, activations and matmul FLOPs stay at bytesPerParam / BF16.
+   * Bytes per weight of the transformer body when it is quantised (AWQ/GPTQ int4 ≈ 0.5, int8 = 1); default
+   * bytesPerParam. Only the body's weight memory and weight reads shrink: the embedding and LM head (16-bit in such
+   * checkpoints), the KV cache, activations and matmul FLOPs stay at bytesPerParam / BF16.
    */
   weightBytesPerParam?: number;
   source?: string;

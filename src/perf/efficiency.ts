@@ -70,9 +70,13 @@ export const DEFAULT_EFFICIENCY: Readonly<Record<string, Efficiency>> = {
   'xeon-amx': CPU_AMX,
 };
 
+/** Interconnect bandwidth from which a device nobody listed is taken for an NVLink-class GPU (PCIe 5 x16: 64 GB/s). */
+const NVLINK_CLASS_BYTES_PER_S = 100e9;
+
 /**
  * Efficiency for a device: calibrated factors when there are some, else its default, else the default of its
- * kind; then the caller's overrides. Only `calibrated: true` uses the calibrated table.
+ * kind (a GPU with ≥ 100 GB/s of interconnect gets the NVLink factors, a slower one the PCIe ones); then the
+ * caller's overrides. Only `calibrated: true` uses the calibrated table.
  */
 export function efficiencyFor(
   hw: HardwareSpec,
@@ -82,7 +86,7 @@ export function efficiencyFor(
   const base =
     (opts.calibrated === true ? CALIBRATED_EFFICIENCY[hw.name] : undefined) ??
     DEFAULT_EFFICIENCY[hw.name] ??
-    (hw.kind === 'cpu' ? CPU_AMX : GPU_PCIE);
+    (hw.kind === 'cpu' ? CPU_AMX : hw.interconnectBytesPerS >= NVLINK_CLASS_BYTES_PER_S ? GPU_NVLINK : GPU_PCIE);
   const out = { ...base };
   for (const [k, v] of Object.entries(overrides) as [keyof Efficiency, number | undefined][]) {
     if (v !== undefined) out[k] = v;

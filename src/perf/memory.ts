@@ -1,4 +1,5 @@
 import { ConfigError } from '../util/errors.ts';
+import { headParams, weightsBytes as modelWeightsBytes } from '../model/params.ts';
 import type { ModelSpec } from '../model/types.ts';
 import type { Deployment, MemoryPlan } from './types.ts';
 
@@ -40,7 +41,9 @@ const fmtGb = (b: number): string => `${Math.round(b / GB)} GB`;
 export function checkWeightsFit(dep: Deployment, util: number, reserve: number): { weightsBytesPerDevice: number; usablePerDevice: number; where: string } {
   const { model, hardware, tp, pp } = dep;
   const devices = tp * pp;
-  const weightsBytes = model.params * (model.weightBytesPerParam ?? model.bytesPerParam);
+  // With pp > 1 a tied embedding is held twice: by the first stage (embedding) and the last (LM head), as vLLM does.
+  const tiedCopy = model.tiedEmbeddings === true && pp > 1 ? headParams(model) * model.bytesPerParam : 0;
+  const weightsBytes = modelWeightsBytes(model) + tiedCopy;
   const weightsBytesPerDevice = weightsBytes / devices;
   const usablePerDevice = hardware.memoryBytes * util;
   const where = `${devices} × ${hardware.name} at tp ${tp}${pp > 1 ? ` pp ${pp}` : ''}`;

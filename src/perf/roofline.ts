@@ -38,11 +38,11 @@ export function rooflinePerfModel(dep: Deployment, eff: Efficiency): PerfModel {
   const bodyParams = model.params - vocabParams(model);
   const bodyActive = model.activeParams - vocabParams(model);
   invariant(bodyActive > 0, `${model.name}: activeParams must exceed the embedding and LM-head parameters`);
-  const weightBytes = model.weightBytesPerParam ?? bytes;
   const bodyFlopsPerToken = (2 * bodyActive) / tp;
-  const bodyBytesPerDevice = (bodyParams * weightBytes) / tp;
+  const bodyBytesPerDevice = (bodyParams * (model.weightBytesPerParam ?? bytes)) / tp;
   const headFlopsPerSeq = (2 * headParams(model)) / tp;
-  const headBytesPerDevice = (headParams(model) * weightBytes) / tp;
+  // The head stays 16-bit in quantised checkpoints (see weightsBytes in model/params.ts).
+  const headBytesPerDevice = (headParams(model) * bytes) / tp;
   const activeFraction = bodyActive / bodyParams;
   const dense = activeFraction >= 1;
   // Seconds per attended (query, key) pair in prefill, and per context token in decode.

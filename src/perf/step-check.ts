@@ -39,9 +39,8 @@ const FITTED_IMPL: Readonly<Record<string, string>> = { prefill: 'fused-eager', 
 /** The first `layers` layers of `m`, with its embeddings and head. */
 export function modelSlice(m: ModelSpec, layers: number): ModelSpec {
   if (layers === m.layers) return m;
-  const perLayer = (m.params - vocabParams(m)) / m.layers;
-  const params = vocabParams(m) + perLayer * layers;
-  return { ...m, name: `${m.name}[${layers} layers]`, layers, params, activeParams: params };
+  const slice = (p: number): number => vocabParams(m) + ((p - vocabParams(m)) / m.layers) * layers;
+  return { ...m, name: `${m.name}[${layers} layers]`, layers, params: slice(m.params), activeParams: slice(m.activeParams) };
 }
 
 /** `prompts` prompts of `promptTokens` tokens each (no cached prefix) and `decodes` sequences at `context`. */
@@ -73,7 +72,7 @@ function observations(source: string, catalog: Catalog, deps: Map<string, Deploy
     const hwId = row.get('hardware');
     if (!Object.hasOwn(catalog.hardware, hwId)) throw at('hardware', `a catalog device (${Object.keys(catalog.hardware).join(', ')})`, hwId);
     const modelId = row.get('model');
-    if (!Object.hasOwn(catalog.models, modelId)) throw at('model', 'a catalog model', modelId);
+    if (!Object.hasOwn(catalog.models, modelId)) throw at('model', `a catalog model (${Object.keys(catalog.models).join(', ')})`, modelId);
     const full = catalog.models[modelId]!;
     const layers = numberCell(row, source, 'layers', true);
     if (layers < 1 || layers > full.layers) throw at('layers', `1 to ${full.layers} (${modelId}'s layers)`, String(layers));

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -17,5 +17,87 @@ test('calibrate --map names an unknown catalog model or a key the profile does n
     assert.equal(r.status, 2, r.stderr);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.match(r.stderr, message);
+  }
+});
+
+// A device and a model the built-in catalog lacks, as a user would add them (src/model/README.md).
+const CATALOG = `hardware:
+  b200: { kind: gpu, memoryBytes: 192e9, bf16Flops: 2.25e15, memBandwidthBytesPerS: 8e12,
+          interconnectBytesPerS: 900e9, priceUsdPerHour: 9, devicesPerNode: 8 }
+models:
+  qwen2.5-7b: { layers: 28, hiddenSize: 3584, heads: 28, kvHeads: 4, headDim: 128, intermediateSize: 18944,
+                vocabSize: 152064, params: 7.62e9, activeParams: 7.62e9, contextLength: 32768, bytesPerParam: 2 }
+`;
+
+/** A temp folder with the catalog above, and `out`, a not yet existing output folder in it. */
+function catalogDir(): { dir: string; catalog: string; out: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'llmfleet-cal-'));
+  writeFileSync(join(dir, 'catalog.yaml'), CATALOG);
+  return { dir, catalog: join(dir, 'catalog.yaml'), out: join(dir, 'o') };
+}
+
+test('calibrate --steps --catalog checks steps measured on a device and model defined in a catalog file', () => {
+  const { dir, catalog, out } = catalogDir();
+  const steps = join(dir, 'steps.csv');
+  const rows = ['hardware,model,layers,kind,batch,tokens_per_seq,impl,median_ms'];
+  for (const l of [128, 256, 512, 1024, 2048, 4096]) rows.push(`b200,qwen2.5-7b,28,prefill,1,${l},fused-eager,${(3 + l * 0.012).toFixed(3)}`);
+  for (const b of [1, 2, 4, 8, 16, 32]) rows.push(`b200,qwen2.5-7b,28,decode,${b},1024,compiled-graph,${(2.2 + b * 0.05).toFixed(3)}`);
+  writeFileSync(steps, rows.join('\n') + '\n');
+  const without = cli('calibrate', '--steps', steps, '--out', out);
+  assert.equal(without.status, 2, without.stderr);
+  assert.match(without.stderr, /steps\.csv:2 hardware: expected a catalog device .*, got "b200"/);
+  const r = cli('calibrate', '--steps', steps, '--catalog', catalog, '--out', out);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^b200\/qwen2\.5-7b\/prefill /m);
+  assert.match(r.stdout, /^b200\/qwen2\.5-7b\/decode /m);
+  assert.match(r.stdout, /^ {2}b200: compute /m);
+});
+
+test('calibrate --catalog: --map may name a catalog model and the profile a catalog device', () => {
+  const { dir, catalog, out } = catalogDir();
+  const profile = join(dir, 'profile.csv');
+  const rows = ['model,hardware,prompt_size,batch_size,token_size,prompt_time,token_time,tensor_parallel'];
+  for (const p of [128, 256, 512, 1024, 2048, 4096]) rows.push(`qwen7b,b200,${p},1,128,${(3 + p * 0.012).toFixed(3)},2.3,1`);
+  for (const b of [2, 4, 8, 16, 32]) rows.push(`qwen7b,b200,512,${b},128,${(3 + b * 512 * 0.012).toFixed(3)},${(2.3 + b * 0.05).toFixed(3)},1`);
+  writeFileSync(profile, rows.join('\n') + '\n');
+  const without = cli('calibrate', '--profile', profile, '--map', 'qwen7b=qwen2.5-7b', '--out', out);
+  assert.equal(without.status, 2, without.stderr);
+  assert.match(without.stderr, /--map qwen7b=qwen2\.5-7b: unknown model 'qwen2\.5-7b'/);
+  const r = cli('calibrate', '--profile', profile, '--map', 'qwen7b=qwen2.5-7b', '--catalog', catalog, '--out', out);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^qwen7b\/b200\/tp1 /m);
+  assert.match(r.stdout, /^ {2}b200 \(datasheet b200\): compute /m);
+});
+
+test('calibrate --vidur --catalog checks a Vidur profile of a GPU defined in a catalog file', () => {
+  const { dir, catalog, out } = catalogDir();
+  mkdirSync(join(dir, 'vidur', 'network', 'b200_dgx'), { recursive: true });
+  const rows = [',time_stats.all_reduce.median,num_workers,size,devices_per_node'];
+  for (const [i, size] of [2048, 10240, 65536, 262144, 1048576, 4194304, 16777216, 67108864].entries()) {
+    rows.push(`${i},${(0.02 + size / 4e8).toFixed(4)},8,${size},8`);
+  }
+  writeFileSync(join(dir, 'vidur', 'network', 'b200_dgx', 'all_reduce.csv'), rows.join('\n') + '\n');
+  const without = cli('calibrate', '--vidur', join(dir, 'vidur'), '--out', out);
+  assert.equal(without.status, 2, without.stderr);
+  assert.match(without.stderr, /found no .* to check/);
+  const r = cli('calibrate', '--vidur', join(dir, 'vidur'), '--catalog', catalog, '--out', out);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^all-reduce b200_dgx\/tp8 /m);
+});
+
+test('calibrate --catalog with a missing or bad file exits 2 with one line naming the file (and line and field)', () => {
+  const { dir, out } = catalogDir();
+  writeFileSync(join(dir, 'bad.yaml'), 'models:\n  qwen2.5-7b: { layers: -1 }\n');
+  for (const [file, message] of [
+    [join(dir, 'missing.yaml'), /missing\.yaml: expected a readable catalog YAML file, got "ENOENT/],
+    [join(dir, 'bad.yaml'), /bad\.yaml:2 models\.qwen2\.5-7b\.layers: expected > 0, got -1/],
+  ] as const) {
+    for (const mode of [[], ['--steps'], ['--vidur']]) {
+      const r = cli('calibrate', ...mode, '--catalog', file, '--out', out);
+      assert.equal(r.status, 2, r.stderr);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.match(r.stderr, /^llmfleet: /);
+      assert.match(r.stderr, message);
+    }
   }
 });

@@ -90,9 +90,23 @@ test('quantised weights leave the rest of the memory to KV; the KV bytes per tok
   const hw = getHardware('rtx4090');
   const bf16 = planMemory({ model: m, hardware: hw, tp: 1, pp: 1 });
   const int4 = planMemory({ model: { ...m, weightBytesPerParam: 0.5 }, hardware: hw, tp: 1, pp: 1 });
-  assert.equal(int4.weightsBytesPerDevice, m.params * 0.5);
+  // The body at 0.5 bytes, the embedding and LM head (128256 × 4096 each) kept 16-bit, as AWQ / GPTQ checkpoints do.
+  const vocab = 2 * 128256 * 4096;
+  assert.equal(int4.weightsBytesPerDevice, (m.params - vocab) * 0.5 + vocab * 2);
   assert.equal(int4.kvBytesPerToken, bf16.kvBytesPerToken);
-  // 1.5 bytes per parameter freed, all of it KV (to within one block).
-  const freedTokens = (m.params * 1.5) / bf16.kvBytesPerToken;
+  // 1.5 bytes per body parameter freed, all of it KV (to within one block).
+  const freedTokens = ((m.params - vocab) * 1.5) / bf16.kvBytesPerToken;
   assert.ok(Math.abs(int4.kvCapacityTokens - bf16.kvCapacityTokens - freedTokens) <= 2 * bf16.blockTokens);
+});
+
+test('with pipeline stages a tied embedding is held twice (first stage embeds, last stage computes logits), as vLLM does', () => {
+  const m = getModel('llama3.2-1b');
+  const hw = getHardware('l4');
+  const one = planMemory({ model: m, hardware: hw, tp: 1, pp: 1 });
+  const two = planMemory({ model: m, hardware: hw, tp: 1, pp: 2 });
+  assert.equal(one.weightsBytesPerDevice, m.params * 2);
+  assert.equal(two.weightsBytesPerDevice, (m.params + 128256 * 2048) * 2 / 2);
+  // An untied model is split as it is.
+  const u = getModel('llama3.1-8b');
+  assert.equal(planMemory({ model: u, hardware: getHardware('h100-80gb'), tp: 1, pp: 2 }).weightsBytesPerDevice, u.params);
 });

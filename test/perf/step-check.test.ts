@@ -119,7 +119,7 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
 
   it('bad rows are named with their line and column; the CLI exits 2 with one line', async () => {
     const good = `h100-80gb,llama2-7b,32,decode,1,256,compiled-graph,5.5,0,0`;
-    assert.throws(() => checkMeasuredSteps(file([good, good.replace('llama2-7b', 'llama9-7b')])), /steps\.csv:3 model: expected a catalog model, got "?llama9-7b"?/);
+    assert.throws(() => checkMeasuredSteps(file([good, good.replace('llama2-7b', 'llama9-7b')])), /steps\.csv:3 model: expected a catalog model \(llama2-7b, .*\), got "?llama9-7b"?/);
     assert.throws(() => checkMeasuredSteps(file([good.replace(',32,', ',33,')])), /steps\.csv:2 layers: expected 1 to 32/);
     assert.throws(() => checkMeasuredSteps(file([good.replace('decode', 'verify')])), /steps\.csv:2 kind: expected 'prefill', 'decode' or 'mixed'/);
     assert.throws(() => checkMeasuredSteps(file([good.replace(',5.5,', ',0,')])), /steps\.csv:2 median_ms: expected a positive time/);

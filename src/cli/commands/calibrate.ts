@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UserError } from '../../util/errors.ts';
 import { prepareOutDir } from '../util.ts';
-import { getModel } from '../../model/catalog.ts';
+import { BUILTIN_CATALOG, getModel, loadCatalogFile } from '../../model/catalog.ts';
 import { loadProfileTable } from '../../perf/profile-table.ts';
 import { calibrate, type CalibrationResult, type ErrorStats } from '../../perf/calibrate.ts';
 import { checkVidurProfiles, type VidurCheckResult } from '../../perf/vidur-check.ts';
@@ -125,11 +125,14 @@ export function registerCalibrate(program: Command): void {
     .option('--no-large-step-comm', 'fit the plain roofline, without the large-step communication knee (ablation)')
     .option('--vidur [dir]', "instead: check the roofline's layer and all-reduce times against Vidur's measured profiles (default: the bundled data/profiles/vidur)")
     .option('--steps [files...]', 'instead: check the roofline against engine steps timed on a GPU by bench/gpu/measure_steps.py (default: the bundled H100 and H200 measurements)')
-    .action((opts: { profile: string; out: string; map?: Record<string, string>; fitPer: string; largeStepComm: boolean; vidur?: string | true; steps?: string[] | true }) => {
+    .option('--catalog <file>', 'catalog YAML adding or overriding devices and models (format: src/model/README.md), for the profile keys and --map targets, the --steps rows and the --vidur GPUs')
+    .action((opts: { profile: string; out: string; map?: Record<string, string>; fitPer: string; largeStepComm: boolean; vidur?: string | true; steps?: string[] | true; catalog?: string }) => {
       if (opts.vidur !== undefined && opts.steps !== undefined) throw new UserError('--vidur and --steps: give one check at a time');
+      // A bad file is a ConfigError naming it (and the line and field of a bad entry): exit 2, one line.
+      const catalog = opts.catalog === undefined ? BUILTIN_CATALOG : loadCatalogFile(opts.catalog);
       if (opts.steps !== undefined) {
         prepareOutDir('--out', opts.out);
-        const result = checkMeasuredSteps(opts.steps === true ? BUNDLED_STEPS : opts.steps);
+        const result = checkMeasuredSteps(opts.steps === true ? BUNDLED_STEPS : opts.steps, catalog);
         process.stdout.write(formatStepCheck(result) + '\n');
         const file = join(opts.out, 'step-check.json');
         writeFileSync(file, JSON.stringify({ command: `llmfleet ${process.argv.slice(2).join(' ')}`, ...result }, null, 2) + '\n');
@@ -139,7 +142,7 @@ export function registerCalibrate(program: Command): void {
       if (opts.vidur !== undefined) {
         prepareOutDir('--out', opts.out);
         const t0 = performance.now();
-        const result = checkVidurProfiles(opts.vidur === true ? BUNDLED_VIDUR : opts.vidur);
+        const result = checkVidurProfiles(opts.vidur === true ? BUNDLED_VIDUR : opts.vidur, catalog);
         process.stderr.write(`checked in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
         process.stdout.write(formatVidurCheck(result) + '\n');
         const file = join(opts.out, 'vidur-check.json');
@@ -157,13 +160,13 @@ export function registerCalibrate(program: Command): void {
       for (const [key, id] of Object.entries(map)) {
         if (!profileModels.has(key)) throw new UserError(`--map ${key}=${id}: '${key}' is not a model of ${opts.profile} (its models: ${[...profileModels].sort().join(', ')})`);
         try {
-          getModel(id);
+          getModel(id, catalog);
         } catch (e) {
           throw new UserError(`--map ${key}=${id}: ${(e as Error).message}`);
         }
       }
       const t0 = performance.now();
-      const result = calibrate(table, { modelMap: map, fitPer: opts.fitPer, largeStepComm: opts.largeStepComm });
+      const result = calibrate(table, { modelMap: map, fitPer: opts.fitPer, largeStepComm: opts.largeStepComm, catalog });
       process.stderr.write(`calibrated in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
       process.stdout.write(formatCalibration(result) + '\n');
       const file = join(opts.out, 'calibration.json');

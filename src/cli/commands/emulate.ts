@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { startEmulator } from '../../live/emulator/server.ts';
+import { loadCatalogFile } from '../../model/catalog.ts';
 import { UserError } from '../../util/errors.ts';
 import { parseIntFlag, parseNumberFlag } from '../util.ts';
 
@@ -18,6 +19,7 @@ interface EmulateFlags {
   servedName?: string;
   kvBlocks?: string;
   maxNumSeqs?: string;
+  catalog?: string;
 }
 
 export function registerEmulate(program: Command): void {
@@ -26,6 +28,7 @@ export function registerEmulate(program: Command): void {
     .description('Run a vLLM-compatible OpenAI server whose timing comes from the simulator engine and perf model (no GPU)')
     .requiredOption('--model <name>', 'catalog model, e.g. llama3.1-8b (required)')
     .requiredOption('--hardware <name>', 'catalog hardware, e.g. h100-80gb (required)')
+    .option('--catalog <file>', "catalog YAML adding or overriding devices and models (format: src/model/README.md), as a scenario's catalog: does")
     .option('--tp <n>', 'tensor-parallel degree', '1')
     .option('--host <addr>', 'listen address', '127.0.0.1')
     .option('--port <n>', 'listen port (0 = any free port)', '8000')
@@ -58,9 +61,12 @@ export function registerEmulate(program: Command): void {
       const maxNumSeqs = intAtLeast(1, '--max-num-seqs', o.maxNumSeqs);
       if (kvBlocks !== undefined) engine.kvBlocks = kvBlocks;
       if (maxNumSeqs !== undefined) engine.maxNumSeqs = maxNumSeqs;
+      // A bad file is a ConfigError naming it (and the line and field of a bad entry): exit 2, one line.
+      const catalog = o.catalog === undefined ? undefined : loadCatalogFile(o.catalog);
       const emu = await startEmulator({
         model: o.model,
         hardware: o.hardware,
+        ...(catalog ? { catalog } : {}),
         tp,
         host: o.host,
         port,
