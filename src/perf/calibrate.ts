@@ -69,6 +69,8 @@ export interface HardwareCalibration {
   /** The catalog device whose datasheet numbers the roofline used. */
   catalogHardware: string;
   efficiency: Efficiency;
+  /** Factors the rows cannot tell and that kept their starting values (TP traffic when every row is at TP 1). */
+  notFitted: (keyof Efficiency)[];
   trainLoss: number;
 }
 
@@ -242,12 +244,20 @@ export function nelderMead(f: (x: number[]) => number, x0: number[], step: numbe
   return simplex[0]!;
 }
 
-function fit(obs: readonly Obs[], start: Efficiency, withKnee: boolean): { eff: Efficiency; loss: number } {
-  const params: Param[] = withKnee ? [...ROOFLINE_PARAMS, ...KNEE_PARAMS] : [...ROOFLINE_PARAMS];
-  const f = (u: number[]): number => loss(obs, toEff(params, u));
+const COMM_PARAMS = new Set<Param>(['comm', 'allReduceHopLatencyS', ...KNEE_PARAMS]);
+
+function fit(obs: readonly Obs[], start: Efficiency, withKnee: boolean): { eff: Efficiency; loss: number; notFitted: Param[] } {
+  const all: Param[] = withKnee ? [...ROOFLINE_PARAMS, ...KNEE_PARAMS] : [...ROOFLINE_PARAMS];
+  // Rows at TP 1 move no tensor-parallel traffic: the communication factors would drift to anything (an all-reduce
+  // hop of 141 ms was printed for such a profile), so they keep their starting values.
+  const noTp = obs.every((o) => o.dep.tp === 1);
+  const params = noTp ? all.filter((p) => !COMM_PARAMS.has(p)) : all;
+  const notFitted = noTp ? (['comm', 'allReduceHopLatencyS'] as Param[]) : [];
+  const f = (u: number[]): number => loss(obs, { ...start, ...toEff(params, u) });
   const init: Required<Efficiency> = { commKneeTokens: 3000, largeStepComm: start.comm / 6, perLayerOverheadS: 0, ...start };
   const best = minimize(f, params.map((p) => Math.log(Math.max(init[p], 1e-7))));
-  return { eff: toEff(params, best.x), loss: best.fx };
+  const { commKneeTokens: _k, largeStepComm: _l, ...plain } = start;
+  return { eff: { ...(noTp ? plain : start), ...toEff(params, best.x) }, loss: best.fx, notFitted };
 }
 
 /** Nelder–Mead restarted from its best point with shrinking steps, which gets it out of its early collapses. */
@@ -308,8 +318,8 @@ export function calibrate(table: ProfileTable, opts: CalibrationOptions = {}): C
       return false;
     });
     const train = obs.filter((o) => o.split === 'train');
-    const { eff, loss: trainLoss } = fit(train, start(hw), opts.largeStepComm ?? true);
-    hardware.push({ profileHardware: name, catalogHardware: hw.name, efficiency: eff, trainLoss });
+    const { eff, loss: trainLoss, notFitted } = fit(train, start(hw), opts.largeStepComm ?? true);
+    hardware.push({ profileHardware: name, catalogHardware: hw.name, efficiency: eff, notFitted, trainLoss });
     for (const [key, kobs] of groupBy(obs, (o) => o.key)) {
       const pick = (phase: Obs['phase'], split: Obs['split']): Obs[] => kobs.filter((o) => o.phase === phase && o.split === split);
       keys.push({

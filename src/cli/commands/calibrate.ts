@@ -50,7 +50,8 @@ export function formatCalibration(r: CalibrationResult): string {
       `  ${h.profileHardware} (datasheet ${h.catalogHardware}): compute ${e.compute.toFixed(3)}, memory ${e.memory.toFixed(3)}, ` +
         `comm ${e.comm.toFixed(3)}, step ${(e.stepOverheadS * 1e3).toFixed(2)} ms, prefill +${(e.prefillOverheadS * 1e3).toFixed(2)} ms, ` +
         `per seq ${(e.perSeqOverheadS * 1e3).toFixed(3)} ms, all-reduce hop ${(e.allReduceHopLatencyS * 1e6).toFixed(2)} µs` +
-        (e.commKneeTokens !== undefined ? `, past ${e.commKneeTokens.toFixed(0)} tokens comm ${e.largeStepComm?.toFixed(3)}` : ''),
+        (e.commKneeTokens !== undefined ? `, past ${e.commKneeTokens.toFixed(0)} tokens comm ${e.largeStepComm?.toFixed(3)}` : '') +
+        (h.notFitted.length > 0 ? ` (${h.notFitted.join(' and ')} not fitted: every row is at TP 1; the defaults kept)` : ''),
     );
   }
   for (const x of r.excluded) {
