@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { userCatalogDir } from '../helpers/cli.ts';
 
 const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/llmfleet.js', ...args], { encoding: 'utf8' });
 
@@ -20,24 +21,8 @@ test('calibrate --map names an unknown catalog model or a key the profile does n
   }
 });
 
-// A device and a model the built-in catalog lacks, as a user would add them (src/model/README.md).
-const CATALOG = `hardware:
-  b200: { kind: gpu, memoryBytes: 192e9, bf16Flops: 2.25e15, memBandwidthBytesPerS: 8e12,
-          interconnectBytesPerS: 900e9, priceUsdPerHour: 9, devicesPerNode: 8 }
-models:
-  qwen2.5-7b: { layers: 28, hiddenSize: 3584, heads: 28, kvHeads: 4, headDim: 128, intermediateSize: 18944,
-                vocabSize: 152064, params: 7.62e9, activeParams: 7.62e9, contextLength: 32768, bytesPerParam: 2 }
-`;
-
-/** A temp folder with the catalog above, and `out`, a not yet existing output folder in it. */
-function catalogDir(): { dir: string; catalog: string; out: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'llmfleet-cal-'));
-  writeFileSync(join(dir, 'catalog.yaml'), CATALOG);
-  return { dir, catalog: join(dir, 'catalog.yaml'), out: join(dir, 'o') };
-}
-
 test('calibrate --steps --catalog checks steps measured on a device and model defined in a catalog file', () => {
-  const { dir, catalog, out } = catalogDir();
+  const { dir, catalog, out } = userCatalogDir();
   const steps = join(dir, 'steps.csv');
   const rows = ['hardware,model,layers,kind,batch,tokens_per_seq,impl,median_ms'];
   for (const l of [128, 256, 512, 1024, 2048, 4096]) rows.push(`b200,qwen2.5-7b,28,prefill,1,${l},fused-eager,${(3 + l * 0.012).toFixed(3)}`);
@@ -54,7 +39,7 @@ test('calibrate --steps --catalog checks steps measured on a device and model de
 });
 
 test('calibrate --catalog: --map may name a catalog model and the profile a catalog device', () => {
-  const { dir, catalog, out } = catalogDir();
+  const { dir, catalog, out } = userCatalogDir();
   const profile = join(dir, 'profile.csv');
   const rows = ['model,hardware,prompt_size,batch_size,token_size,prompt_time,token_time,tensor_parallel'];
   for (const p of [128, 256, 512, 1024, 2048, 4096]) rows.push(`qwen7b,b200,${p},1,128,${(3 + p * 0.012).toFixed(3)},2.3,1`);
@@ -70,7 +55,7 @@ test('calibrate --catalog: --map may name a catalog model and the profile a cata
 });
 
 test('calibrate --vidur --catalog checks a Vidur profile of a GPU defined in a catalog file', () => {
-  const { dir, catalog, out } = catalogDir();
+  const { dir, catalog, out } = userCatalogDir();
   mkdirSync(join(dir, 'vidur', 'network', 'b200_dgx'), { recursive: true });
   const rows = [',time_stats.all_reduce.median,num_workers,size,devices_per_node'];
   for (const [i, size] of [2048, 10240, 65536, 262144, 1048576, 4194304, 16777216, 67108864].entries()) {
@@ -86,7 +71,7 @@ test('calibrate --vidur --catalog checks a Vidur profile of a GPU defined in a c
 });
 
 test('calibrate --catalog with a missing or bad file exits 2 with one line naming the file (and line and field)', () => {
-  const { dir, out } = catalogDir();
+  const { dir, out } = userCatalogDir();
   writeFileSync(join(dir, 'bad.yaml'), 'models:\n  qwen2.5-7b: { layers: -1 }\n');
   for (const [file, message] of [
     [join(dir, 'missing.yaml'), /missing\.yaml: expected a readable catalog YAML file, got "ENOENT/],

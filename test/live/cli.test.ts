@@ -1,41 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MODEL } from './helpers.ts';
+import { startCli, stopCli } from '../helpers/cli.ts';
 
 const BIN = 'bin/llmfleet.js';
-
-/** Starts a CLI process and resolves with the URL it prints on stderr ("… at http://…"). */
-function startCli(args: string[]): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no URL within 30 s: ${err}`)), 30_000);
-    child.stderr!.on('data', (c: Buffer) => {
-      err += c.toString();
-      const m = / at (http:\/\/[0-9.:]+)/.exec(err);
-      if (m) {
-        clearTimeout(t);
-        resolve({ child, url: m[1]!, stderr: () => err });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(t);
-      reject(new Error(`exited ${code}: ${err}`));
-    });
-  });
-}
-
-function stop(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolve) => {
-    child.once('exit', (code) => resolve(code));
-    child.kill('SIGTERM');
-  });
-}
 
 describe('emulate and serve commands', { timeout: 90_000 }, () => {
   it('run as processes: serve discovers the model, proxies a request, and both exit 0 on SIGTERM', async () => {
@@ -49,8 +21,8 @@ describe('emulate and serve commands', { timeout: 90_000 }, () => {
       const j = (await r.json()) as { usage: { completion_tokens: number } };
       assert.equal(r.status, 200);
       assert.equal(j.usage.completion_tokens, 3);
-      assert.equal(await stop(gw.child), 0);
-      assert.equal(await stop(emu.child), 0);
+      assert.equal(await stopCli(gw.child), 0);
+      assert.equal(await stopCli(emu.child), 0);
     } finally {
       for (const k of kids) if (k.exitCode === null) k.kill('SIGKILL');
     }
