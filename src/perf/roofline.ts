@@ -10,7 +10,7 @@ import type { Efficiency } from './efficiency.ts';
  *
  * - linear layers of the transformer body (all but the embedding and LM head): roofline
  *   max(2 · bodyActive · T / tp FLOP, body weight bytes / tp) per device (mixture-of-experts: the body weight bytes
- *   read grow with T as 1 − (1 − active/params)^T of all experts, one expert draw per token);
+ *   read grow with T as 1 − (1 − bodyActive/bodyParams)^T of all experts, one expert draw per token);
  * - the LM head, its own kernel: logits for one token per sequence in the batch (the last of each prompt chunk, as
  *   vLLM computes them), max(2 · vocab · hidden · seqs / tp FLOP, head bytes / tp). The embedding is a gather of T
  *   rows, not a matmul: no FLOPs and no read of the table (T · hidden bytes, negligible);
