@@ -80,7 +80,17 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
       throw new ConfigError({ path: `fleet.pools[${i}] engine.kvCapacityTokens`, expected: `at least one KV block (blockTokens = ${e.blockTokens})`, got: e.kvCapacityTokens });
     }
     const kvBlocks = at(() => kvBlocksFor(dep, e));
-    const auto = e.scheduler === 'splitwise' ? undefined : vllmAutoLimits(e.scheduler, hardware, model, p.tp * p.pp);
+    const contextLength = p.contextLength ?? model.contextLength;
+    const given = (key: 'maxNumSeqs' | 'maxBatchedTokens'): number | undefined => (e[key] === 'auto' ? undefined : e[key]);
+    const auto =
+      e.scheduler === 'splitwise'
+        ? undefined
+        : vllmAutoLimits(
+            e.scheduler,
+            hardware,
+            { maxModelLen: contextLength, chunkedPrefill: e.chunkedPrefill, worldSize: p.tp * p.pp },
+            { maxNumSeqs: given('maxNumSeqs'), maxBatchedTokens: given('maxBatchedTokens') },
+          );
     const limit = (key: 'maxNumSeqs' | 'maxBatchedTokens'): number => {
       const v = e[key];
       if (v !== 'auto') return v;
@@ -109,7 +119,7 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
       engine,
       queueOrder: bindQueueOrder(p.engine?.queueOrder ?? sc.scheduling?.policy ?? sc.engine.queueOrder, sc.scheduling?.options),
       provisionS: sc.fleet.provisioning.vmAcquireS + sc.fleet.provisioning.modelLoadS,
-      contextLength: p.contextLength ?? model.contextLength,
+      contextLength,
       kvBytesPerToken: kvBytesPerToken(model, p.tp),
     };
   });

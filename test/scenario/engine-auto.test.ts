@@ -21,6 +21,14 @@ test("engine limits 'auto' are vLLM's own defaults for the pool's scheduler, GPU
   assert.deepEqual(limits(pool('llama3.2-1b', 'xeon-amx')), [128, 2048]);
   // V0 without chunked prefill: a whole prompt fits one step, max(max_model_len, 2,048).
   assert.deepEqual(limits([...pool('llama2-7b', 'a100-80gb'), 'engine.scheduler=vllm-v0', 'engine.chunkedPrefill=false']), [256, 4096]);
+  // V0 takes the pool's context length (vLLM's --max-model-len), not the model's maximum.
+  assert.deepEqual(limits([...pool('llama3.1-8b', 'h100-80gb'), 'fleet.pools.0.contextLength=4096', 'engine.scheduler=vllm-v0', 'engine.chunkedPrefill=false']), [256, 4096]);
+  // V1 without chunked prefill: the budget is at least max_model_len, at most max_num_seqs × max_model_len, and
+  // max_num_seqs at most the budget (vllm/engine/arg_utils.py, _set_default_max_num_seqs_and_batched_tokens_args).
+  assert.deepEqual(limits([...pool('llama3.1-8b', 'h100-80gb'), 'fleet.pools.0.contextLength=32768', 'engine.chunkedPrefill=false']), [1024, 32768]);
+  assert.deepEqual(limits([...pool('llama3.1-8b', 'h100-80gb'), 'fleet.pools.0.contextLength=2048', 'engine.chunkedPrefill=false']), [1024, 8192]);
+  assert.deepEqual(limits([...pool('llama3.1-8b', 'h100-80gb'), 'fleet.pools.0.contextLength=4', 'engine.maxNumSeqs=2']), [2, 8]);
+  assert.deepEqual(limits([...pool('llama3.1-8b', 'h100-80gb'), 'fleet.pools.0.contextLength=4']), [1024, 4096]);
   // A number still wins, and the fixed defaults are unchanged.
   assert.deepEqual(limits([...pool('llama3.1-8b', 'h100-80gb'), 'engine.maxNumSeqs=64']), [64, 8192]);
   const { scenario, baseDir } = loadScenario({ file: 'scenarios/default.yaml', sets: [] });
