@@ -1,6 +1,7 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 import { UserError } from '../util/errors.ts';
+import { applyOverrides } from '../util/config-file.ts';
 import type { WorkloadSpec } from '../workload/schema.ts';
 
 /**
@@ -67,20 +68,41 @@ export function collect(v: string, prev: string[]): string[] {
   return [...prev, v];
 }
 
-/** The scenario flags simulate, compare and replay share, as the scenario loaders take them. */
 /**
  * `--trace` replaces the scenario's workload source but keeps its `workload.transforms` (a window or a speed-up
- * usually belongs to the experiment). Says so on stderr, naming them, unless `--set` gave the transforms.
+ * usually belongs to the experiment). Says so on stderr, naming the kept ones: those no `--set
+ * workload.transforms.KEY=…` gave (nothing when a `--set` replaced `workload.transforms` or `workload` whole).
  */
 export function keptTransformsNote(o: { trace?: string; set: string[]; quiet?: boolean }, w: WorkloadSpec): void {
-  if (!o.trace || o.quiet || o.set.some((s) => s.startsWith('workload.transforms'))) return;
-  const kept = Object.entries(w.transforms ?? {})
-    .filter(([k, v]) => k !== 'rateScaleJitterS' && v !== undefined)
-    .map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`);
-  if (kept.length === 0) return;
-  process.stderr.write(`note: --trace keeps the scenario's workload.transforms (${kept.join(', ')}); --set 'workload.transforms={}' drops them\n`);
+  if (o.quiet) return;
+  const note = keptTransformsText(o, w);
+  if (note !== undefined) process.stderr.write(note);
 }
 
+/** The note of `keptTransformsNote`, or undefined when there is none to give. */
+export function keptTransformsText(o: { trace?: string; set: string[] }, w: WorkloadSpec): string | undefined {
+  if (!o.trace) return undefined;
+  const fromFlags = new Set<PropertyKey>();
+  for (const s of o.set) {
+    let path: PropertyKey[];
+    try {
+      // The path as `--set` reads it (quoted segments and all), applied to a scratch object.
+      path = applyOverrides({}, [s])[0]!;
+    } catch {
+      continue; // a list index on an empty list: not a transforms key (the scenario itself loaded with it)
+    }
+    if (path[0] !== 'workload' || (path.length > 1 && path[1] !== 'transforms')) continue;
+    if (path.length <= 2) return undefined;
+    fromFlags.add(path[2]!);
+  }
+  const kept = Object.entries(w.transforms ?? {})
+    .filter(([k, v]) => k !== 'rateScaleJitterS' && v !== undefined && !fromFlags.has(k))
+    .map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`);
+  if (kept.length === 0) return undefined;
+  return `note: --trace keeps the scenario's workload.transforms (${kept.join(', ')}); --set 'workload.transforms={}' drops them\n`;
+}
+
+/** The scenario flags simulate, compare and replay share, as the scenario loaders take them. */
 export function scenarioFlags(o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; seed?: string }) {
   if (o.traceFormat !== undefined && !o.trace) throw new UserError('--trace-format: applies only with --trace FILE (the scenario names its own workload format)');
   return {

@@ -6,6 +6,8 @@ import type { LineReader } from './line-reader.ts';
 /** Largest token count a trace row may give: far above any context length, and within the 32-bit integers the request log stores. */
 export const MAX_TRACE_TOKENS = 1_000_000_000;
 export const TOKENS_EXPECTED = 'an integer ≥ 1 and ≤ 1e9';
+/** The prompt of a row skipped for 0 output tokens (a failed request): 0 is allowed there, junk is not. */
+export const SKIPPED_INPUT_EXPECTED = 'an integer ≥ 0 and ≤ 1e9 (0 only in a row with 0 output tokens, skipped)';
 
 /**
  * A bad cell. `got` is the number when the text is one written plainly (so "-5" prints as -5), else the raw

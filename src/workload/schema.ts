@@ -7,6 +7,7 @@ import { TRACE_FORMATS, type RequestSource } from './types.ts';
 import { detectFormat, openTrace, type TraceOptions } from './trace.ts';
 import type { TraceStats } from './readers/reader.ts';
 import { applyTransforms } from './transforms.ts';
+import { MAX_TRACE_TOKENS } from './fields.ts';
 import { SkipTally } from './skip-tally.ts';
 import { synthetic } from './generators/synthetic.ts';
 import { O365_DEFAULTS, O365_MODELS, O365_PRESETS, O365_REGIONS, o365 } from './generators/o365.ts';
@@ -22,12 +23,16 @@ const traceRef = z
   })
   .strict();
 
+/** ln MAX_TRACE_TOKENS: a side whose median e^mu is past the cap every token count has (1e9, as a trace row's) is refused. */
+const MAX_LOG_TOKENS = Math.log(MAX_TRACE_TOKENS);
+
 const lognormalSide = z
   .object({
-    mu: z.number(),
+    mu: z.number().refine((mu) => mu <= MAX_LOG_TOKENS, { message: `≤ ln(1e9) ≈ ${MAX_LOG_TOKENS.toFixed(2)} (the median e^mu at most 1e9 tokens, the cap on token counts)` }),
     sigma: z.number().min(0),
-    min: z.number().int().min(1).default(1),
-    max: z.number().int().min(1).default(1_000_000),
+    // Draws are clamped to [min, max]; ≤ 1e9 as trace token counts are (the request log stores 32-bit integers).
+    min: z.number().int().min(1).max(MAX_TRACE_TOKENS).default(1),
+    max: z.number().int().min(1).max(MAX_TRACE_TOKENS).default(1_000_000),
   })
   .strict()
   .refine((s) => s.max >= s.min, { message: 'max must be ≥ min', path: ['max'] });

@@ -2,8 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'yaml';
 import { Rng } from '../../src/util/rng.ts';
-import { UserError } from '../../src/util/errors.ts';
+import { ConfigError, UserError } from '../../src/util/errors.ts';
+import { loadScenario } from '../../src/scenario/load.ts';
 import { openWorkload, workloadSchema } from '../../src/workload/schema.ts';
+import { synthetic } from '../../src/workload/generators/synthetic.ts';
 import { all } from './helpers.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -62,6 +64,25 @@ test('the schema rejects unknown keys, both or neither source, and bad values', 
     'synthetic: { durationS: 1, arrivals: { kind: table, points: [[5, 1], [1, 1]] }, lengths: { kind: lognormal, input: { mu: 1, sigma: 1 }, output: { mu: 1, sigma: 1 } } }',
   ];
   for (const y of bad) assert.equal(workloadSchema.safeParse(parse(y)).success, false, y);
+});
+
+test('lognormal lengths are bounded like trace token counts (≤ 1e9): min, max and the median e^mu past it are ConfigErrors naming the field', () => {
+  const set = (input: string) => `workload={synthetic: {durationS: 5, arrivals: {kind: poisson, ratePerS: 2}, lengths: {kind: lognormal, input: ${input}, output: {mu: 3, sigma: 0}}}}`;
+  for (const [input, field] of [
+    // 5e9 was accepted and wrapped to 705032704 in the 32-bit request log.
+    ['{mu: 10, sigma: 0, max: 5000000000}', 'workload.synthetic.lengths.input.max: expected ≤ 1000000000, got 5000000000'],
+    ['{mu: 5, sigma: 1, min: 2000000000, max: 3000000000}', 'workload.synthetic.lengths.input.min: expected ≤ 1000000000, got 2000000000'],
+    ['{mu: 30, sigma: 0}', 'workload.synthetic.lengths.input.mu: expected ≤ ln(1e9) ≈ 20.72'],
+  ]) {
+    assert.throws(() => loadScenario({ sets: [set(input!)] }), (e: unknown) => e instanceof ConfigError && e.message.includes(field!), input);
+  }
+  // At the cap, every draw stays within it.
+  const spec = load('synthetic: { durationS: 20, arrivals: { kind: poisson, ratePerS: 5 }, lengths: { kind: lognormal, input: { mu: 20.7, sigma: 4, max: 1000000000 }, output: { mu: 3, sigma: 0 } } }');
+  const reqs = all(openWorkload(spec, new Rng(1), ROOT));
+  assert.ok(reqs.some((r) => r.inputTokens === 1e9) && reqs.every((r) => r.inputTokens >= 1 && r.inputTokens <= 1e9));
+  // The generator refuses such a side when called directly, too.
+  const side = { mu: 10, sigma: 0, min: 1, max: 5e9 };
+  assert.throws(() => synthetic({ durationS: 1, arrivals: { kind: 'poisson', ratePerS: 1 }, lengths: { kind: 'lognormal', input: side, output: side } }, new Rng(1)), /lognormal input lengths: expected .*min ≤ max ≤ 1e9/);
 });
 
 test('a missing trace file or an empty result is a UserError', () => {

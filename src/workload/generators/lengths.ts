@@ -1,6 +1,7 @@
 import { UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import type { RequestSource } from '../types.ts';
+import { MAX_TRACE_TOKENS } from '../fields.ts';
 
 /** One side (input or output) of a lognormal length model: round(exp(N(mu, sigma))) clamped to [min, max]. */
 export interface LognormalSide {
@@ -43,8 +44,9 @@ export function lengthSampler(model: LengthModel): LengthSampler {
 }
 
 function checkSide(s: LognormalSide, name: string): LognormalSide {
-  const ok = Number.isFinite(s.mu) && s.sigma >= 0 && Number.isInteger(s.min) && s.min >= 1 && s.max >= s.min;
-  if (!ok) throw new UserError(`lognormal ${name} lengths: expected finite mu, sigma ≥ 0, integer min ≥ 1, max ≥ min, got ${JSON.stringify(s)}`);
+  // max ≤ MAX_TRACE_TOKENS: every draw is clamped to it, so none can pass the 32-bit integers the request log stores.
+  const ok = Number.isFinite(s.mu) && s.sigma >= 0 && Number.isInteger(s.min) && s.min >= 1 && s.max >= s.min && s.max <= MAX_TRACE_TOKENS;
+  if (!ok) throw new UserError(`lognormal ${name} lengths: expected finite mu, sigma ≥ 0, integer min ≥ 1, min ≤ max ≤ 1e9, got ${JSON.stringify(s)}`);
   return s;
 }
 

@@ -1,7 +1,7 @@
 import { ConfigError } from '../../util/errors.ts';
 import type { TraceRequest } from '../types.ts';
 import { ByteLineReader } from '../line-reader.ts';
-import { MAX_TRACE_TOKENS, badValue, emptyTrace, headerNames, isBlank, outOfOrder, splitCsvLine, tokenCell, tokenCellOrZero } from '../fields.ts';
+import { MAX_TRACE_TOKENS, SKIPPED_INPUT_EXPECTED, badValue, emptyTrace, headerNames, isBlank, outOfOrder, splitCsvLine, tokenCell, tokenCellOrZero } from '../fields.ts';
 import { skipRow, type TraceOptions, type TraceStats } from './reader.ts';
 
 /**
@@ -17,8 +17,9 @@ import { skipRow, type TraceOptions, type TraceStats } from './reader.ts';
  * float drift builds up over a week. Integer ticks stay exact up to 2^53 / 1e7 s ≈ 28 years of span.
  *
  * A row with `GeneratedTokens` 0 produced no output (the simulator needs ≥ 1 token), so it is SKIPPED and
- * counted in `stats.skipped['GeneratedTokens 0']`, as BurstGPT's failures are; it still counts for arrival
- * order and time zero (the first row of the file). Any other bad value is a ConfigError.
+ * counted in `stats.skipped['GeneratedTokens 0']`, as BurstGPT's failures are, whatever its ContextTokens (0
+ * included); it still counts for arrival order and time zero (the first row of the file). Any other bad value
+ * (ContextTokens 0 with GeneratedTokens ≥ 1 included) is a ConfigError.
  */
 export const AZURE_SKIP_NO_OUTPUT = 'GeneratedTokens 0';
 
@@ -198,7 +199,8 @@ function slowRow(lr: ByteLineReader, clock: AzureClock, columns: readonly string
   if (ticks !== ticks) throw badValue(source, line, 'TIMESTAMP', TIMESTAMP_EXPECTED, cells[0]!);
   const at = columns.length - 3;
   if (at === 1) tokenCellOrZero(cells[1]!, source, line, 'NumImages', 'an integer ≥ 0 and ≤ 1e9');
-  const inputTokens = tokenCell(cells[at + 1]!, source, line, 'ContextTokens');
   const outputTokens = tokenCellOrZero(cells[at + 2]!, source, line, 'GeneratedTokens', 'an integer ≥ 0 and ≤ 1e9 (rows with 0 are skipped)');
+  // A row with no output is skipped whatever its prompt (0 included), as long as that is a plain integer.
+  const inputTokens = outputTokens === 0 ? tokenCellOrZero(cells[at + 1]!, source, line, 'ContextTokens', SKIPPED_INPUT_EXPECTED) : tokenCell(cells[at + 1]!, source, line, 'ContextTokens');
   return { ticks, inputTokens, outputTokens };
 }

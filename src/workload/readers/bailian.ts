@@ -6,7 +6,7 @@ import { MOONCAKE_KEYS, lengthJsonlReader } from './length-jsonl.ts';
  * The same keys as Mooncake but the timestamp is in SECONDS (61.114), so `detectFormat` tells them apart by
  * the chat keys. Arrival = timestamp − first timestamp; `type` (text, search, image, file) → `app`. Chat
  * structure and `hash_ids` are not modelled (no prefix cache). A row with `output_length` 0 produced no output
- * and is skipped and counted, as Azure's are.
+ * and is skipped and counted, as Azure's are, whatever its `input_length` (0 included).
  */
 export const BAILIAN_SKIP_NO_OUTPUT = 'output_length 0';
 

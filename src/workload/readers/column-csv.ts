@@ -1,7 +1,7 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, headerNames, tokenCell, tokenCellOrZero, rowCells } from '../fields.ts';
+import { SKIPPED_INPUT_EXPECTED, emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, headerNames, tokenCell, tokenCellOrZero, rowCells } from '../fields.ts';
 import { skipRow, type TraceOptions, type TraceReader, type TraceStats } from './reader.ts';
 
 /** A CSV trace whose columns are found by name: arrival seconds, prompt and output tokens, optional labels. */
@@ -18,7 +18,10 @@ export interface ColumnCsvSpec {
   app?: string;
   /** A required column whose non-empty cells become the request's `model`. */
   model?: string;
-  /** Rows with output 0 are skipped and counted under `reason` (a failed request); else 0 is an error. */
+  /**
+   * Rows with output 0 are skipped and counted under `reason` (a failed request), whatever their input (0
+   * included, as long as it is a plain integer); else 0 is an error. Input 0 with output ≥ 1 is always an error.
+   */
   skipZeroOutput?: { reason: string; expected: string };
   /** Other columns the format names (not used); any further column is ignored too. */
   others: readonly string[];
@@ -52,13 +55,15 @@ export function columnCsvReader(spec: ColumnCsvSpec): TraceReader {
         if (t < prev) throw outOfOrder(path, lr.lineNo, spec.arrival, t);
         if (t0 !== t0) t0 = t;
         prev = t;
-        const inputTokens = tokenCell(cells[iIn]!, path, lr.lineNo, spec.input);
         const skip = spec.skipZeroOutput;
         const outputTokens = skip ? tokenCellOrZero(cells[iOut]!, path, lr.lineNo, spec.output, skip.expected) : tokenCell(cells[iOut]!, path, lr.lineNo, spec.output);
         if (outputTokens === 0) {
+          // A failed request (BurstGPT logs `0,0,0`): the prompt may be 0 too, but must still be a plain integer.
+          tokenCellOrZero(cells[iIn]!, path, lr.lineNo, spec.input, SKIPPED_INPUT_EXPECTED);
           skipRow(stats, opts, skip!.reason, t - t0);
           continue;
         }
+        const inputTokens = tokenCell(cells[iIn]!, path, lr.lineNo, spec.input);
         stats.rows++;
         const req: TraceRequest = { id: id++, arrivalS: t - t0, inputTokens, outputTokens };
         for (const [key, i] of [['model', iModel], ['app', iApp]] as const) {

@@ -1,7 +1,7 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { MAX_TRACE_TOKENS, TOKENS_EXPECTED, emptyTrace, isBlank, outOfOrder } from '../fields.ts';
+import { MAX_TRACE_TOKENS, SKIPPED_INPUT_EXPECTED, TOKENS_EXPECTED, emptyTrace, isBlank, outOfOrder } from '../fields.ts';
 import { skipRow, type TraceOptions, type TraceReader, type TraceStats } from './reader.ts';
 
 /** A JSONL trace of one object per request with an arrival time and two token counts (Mooncake, Qwen-Bailian, …). */
@@ -12,7 +12,7 @@ export interface LengthJsonlSpec {
   unitsPerSecond: number;
   /** What a timestamp is, for errors ('a number of milliseconds'). */
   timestampExpected: string;
-  /** Rows with output 0 are skipped and counted under this reason; else 0 is an error. */
+  /** Rows with output 0 are skipped and counted under this reason, whatever their input (0 included); else 0 is an error. */
   skipZeroOutput?: string;
   /** A key whose string value becomes the request's `app`. */
   app?: string;
@@ -38,11 +38,16 @@ export function lengthJsonlReader(spec: LengthJsonlSpec): TraceReader {
         if (t < prev) throw outOfOrder(path, lr.lineNo, time, t);
         if (t0 !== t0) t0 = t;
         prev = t;
-        const inputTokens = jsonTokens(o, input, path, lr.lineNo);
         if (spec.skipZeroOutput !== undefined && o[output] === 0) {
+          // No output (a failed request): the prompt may be 0 too, but must still be an integer.
+          const v = o[input];
+          if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_TRACE_TOKENS) {
+            throw new ConfigError({ source: path, line: lr.lineNo, path: input, expected: SKIPPED_INPUT_EXPECTED, got: v });
+          }
           skipRow(stats, opts, spec.skipZeroOutput, (t - t0) / spec.unitsPerSecond);
           continue;
         }
+        const inputTokens = jsonTokens(o, input, path, lr.lineNo);
         const outputTokens = jsonTokens(o, output, path, lr.lineNo);
         const req: TraceRequest = { id: id++, arrivalS: (t - t0) / spec.unitsPerSecond, inputTokens, outputTokens };
         if (spec.app !== undefined && o[spec.app] !== undefined) {

@@ -151,6 +151,17 @@ test('skips rows with GeneratedTokens 0, counts them, and keeps time zero at the
   assert.throws(() => openTrace(tmp.file('only0.csv', `${HEADER}\n2023-11-16 18:15:40.0000000,5,0\n`), 'azure'), (e: unknown) => e instanceof UserError && e.message.includes('no requests'));
 });
 
+test('skips a GeneratedTokens 0 row whatever its ContextTokens (0 included), on the fast and the quoted path', () => {
+  for (const row of ['2023-11-16 18:15:41.0000000,0,0', '"2023-11-16 18:15:41.0000000", 0 ,"0"']) {
+    const p = tmp.file('z0.csv', [HEADER, '2023-11-16 18:15:40.0000000,5,2', row, '2023-11-16 18:15:42.0000000,7,3'].join('\n'));
+    const src = openTrace(p, 'azure');
+    assert.deepEqual(all(src).map((r) => [r.id, r.arrivalS]), [[0, 0], [1, 2]], row);
+    assert.deepEqual(src.stats, { rows: 2, skipped: { [AZURE_SKIP_NO_OUTPUT]: 1 } }, row);
+  }
+  const bad = tmp.file('z0bad.csv', [HEADER, '2023-11-16 18:15:40.0000000,5,2', '2023-11-16 18:15:41.0000000,x,0'].join('\n'));
+  assertConfigError(() => all(openTrace(bad, 'azure')), 'z0bad.csv:3 ContextTokens: expected an integer ≥ 0', 'got "x"');
+});
+
 test('a missing file or an empty trace is a UserError naming the path', () => {
   assert.throws(() => openTrace(`${tmp.dir}/missing.csv`, 'azure'), (e: unknown) => e instanceof UserError && e.message.includes('missing.csv'));
   for (const text of ['', `${HEADER}\r\n`, `${HEADER}\n\n\n`]) {

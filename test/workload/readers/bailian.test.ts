@@ -30,6 +30,22 @@ test('reads Qwen-Bailian JSONL: seconds from the first row, type → app, detect
   assert.deepEqual(src.stats, { rows: 2, skipped: { [BAILIAN_SKIP_NO_OUTPUT]: 1 } });
 });
 
+test('skips an output_length 0 row whatever its input_length (0 included)', () => {
+  const p = tmp.file(
+    'z0.jsonl',
+    [
+      '{"chat_id": 1, "parent_chat_id": -1, "timestamp": 10, "input_length": 5, "output_length": 2, "type": "text"}',
+      '{"chat_id": 2, "parent_chat_id": -1, "timestamp": 11, "input_length": 0, "output_length": 0, "type": "text"}',
+      '{"chat_id": 3, "parent_chat_id": -1, "timestamp": 12, "input_length": 7, "output_length": 3, "type": "text"}',
+    ].join('\n'),
+  );
+  const src = openTrace(p, 'bailian');
+  assert.deepEqual(all(src).map((r) => [r.id, r.arrivalS]), [[0, 0], [1, 2]]);
+  assert.deepEqual(src.stats, { rows: 2, skipped: { [BAILIAN_SKIP_NO_OUTPUT]: 1 } });
+  const bad = tmp.file('z0bad.jsonl', '{"chat_id": 1, "timestamp": 10, "input_length": 5, "output_length": 2}\n{"chat_id": 2, "timestamp": 11, "input_length": "5", "output_length": 0}');
+  assertConfigError(() => all(openTrace(bad, 'bailian')), 'z0bad.jsonl:2 input_length: expected an integer ≥ 0', 'got "5"');
+});
+
 test('rejects bad Qwen-Bailian lines naming line and key', () => {
   const f = (row: string) => tmp.file('bad.jsonl', ['{"chat_id": 1, "timestamp": 10, "input_length": 5, "output_length": 2, "type": "text"}', row].join('\n'));
   const read = (p: string) => all(openTrace(p, 'bailian'));

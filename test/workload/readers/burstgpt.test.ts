@@ -36,6 +36,21 @@ test('skips failed requests (Response tokens 0) and counts them in stats', () =>
   assert.deepEqual(src.stats, { rows: 1, skipped: { [BURSTGPT_SKIP_FAILED]: 2 } });
 });
 
+test('skips failures logged as 0,0,0 (Request tokens 0 too), as the real BurstGPT_1.csv has them', () => {
+  const p = tmp.file(
+    'real.csv',
+    [HEADER, '1072,ChatGPT,733,180,913,Conversation log', '1106,ChatGPT,0,0,0,Conversation log', '1129,ChatGPT,1305,477,1782,Conversation log'].join('\n'),
+  );
+  const src = openTrace(p, 'burstgpt');
+  assert.deepEqual(all(src).map((r) => [r.id, r.arrivalS, r.inputTokens]), [[0, 0, 733], [1, 57, 1305]]);
+  assert.deepEqual(src.stats, { rows: 2, skipped: { [BURSTGPT_SKIP_FAILED]: 1 } });
+  // A failure row read first (openTrace checks the first row at once) is skipped too.
+  const first = openTrace(tmp.file('first.csv', [HEADER, '1106,ChatGPT,0,0,0,Conversation log', '1129,ChatGPT,1305,477,1782,Conversation log'].join('\n')), 'burstgpt');
+  assert.deepEqual(all(first).map((r) => r.arrivalS), [23]);
+  // The prompt of a failure must still be a plain integer.
+  assertConfigError(() => all(openTrace(tmp.file('junk.csv', [HEADER, '1106,ChatGPT,-1,0,0,Conversation log'].join('\n')), 'burstgpt')), 'junk.csv:2 Request tokens: expected an integer ≥ 0', 'got -1');
+});
+
 test('rejects bad BurstGPT rows naming line and column', () => {
   const f = (row: string) => tmp.file('bad.csv', [HEADER, '1,ChatGPT,10,5,15,Conversation log', row].join('\n'));
   const read = (p: string) => all(openTrace(p, 'burstgpt'));
