@@ -13,7 +13,7 @@ A transformers LlamaForCausalLM of the same shape times a few prefills as a cros
 Rows: hardware,model,layers,kind,batch,tokens_per_seq,impl,median_ms,p10_ms,p90_ms (tokens_per_seq = prompt L or
 context C); `llmfleet calibrate --steps FILE` checks the roofline against them.
 
-    python3 bench/gpu/measure_steps.py --out DIR          # on the GPU, ≈ 3-4 min on an H100
+    python3 bench/gpu/measure_steps.py --out DIR          # on the GPU, ≈ 5-6 min on an H100 (the two small models ≈ 100 s)
     python3 bench/gpu/measure_steps.py --mixed --out DIR  # mixed prompt-chunk + decode steps instead (column chunk_tokens)
     python3 bench/gpu/measure_steps.py --long --models llama3.1-8b --variants fused --out DIR  # 8k-32k tokens
     python3 bench/gpu/measure_steps.py --smoke --out DIR  # tiny shapes on the CPU, to check the script
@@ -34,6 +34,9 @@ MODELS = {
     'llama2-7b': dict(layers=32, hidden=4096, heads=32, kv=32, hd=128, inter=11008, vocab=32000),
     'llama3.1-8b': dict(layers=32, hidden=4096, heads=32, kv=8, hd=128, inter=14336, vocab=128256),
     'llama2-70b': dict(layers=10, hidden=8192, heads=64, kv=8, hd=128, inter=28672, vocab=32000),
+    # small models, where the fixed per-step and per-layer costs weigh most (tied embeddings: same time, one matrix)
+    'llama3.2-1b': dict(layers=16, hidden=2048, heads=32, kv=8, hd=64, inter=8192, vocab=128256),
+    'llama3.2-3b': dict(layers=28, hidden=3072, heads=24, kv=8, hd=128, inter=8192, vocab=128256),
 }
 SMOKE_MODELS = {'tiny': dict(layers=2, hidden=256, heads=4, kv=2, hd=64, inter=512, vocab=1000)}
 

@@ -1,7 +1,7 @@
 import { BUILTIN_CATALOG, type Catalog } from '../model/catalog.ts';
 import type { HardwareSpec, ModelSpec } from '../model/types.ts';
 import { ConfigError } from '../util/errors.ts';
-import { efficiencyFor, type Efficiency } from './efficiency.ts';
+import { efficiencyFor, REFERENCE_LAYERS, type Efficiency } from './efficiency.ts';
 import { keyString, median, type ProfileRow, type ProfileTable } from './profile-table.ts';
 import { rooflinePerfModel } from './roofline.ts';
 import type { BatchShape, Deployment } from './types.ts';
@@ -273,7 +273,9 @@ export function minimize(f: (x: number[]) => number, x0: number[]): { x: number[
 /** Calibrates every key of `table` that maps to catalog models and devices; the others are listed as skipped. */
 export function calibrate(table: ProfileTable, opts: CalibrationOptions = {}): CalibrationResult {
   const catalog = opts.catalog ?? BUILTIN_CATALOG;
-  const start = opts.start ?? ((hw: HardwareSpec) => efficiencyFor(hw, {}, { calibrated: false }));
+  // The profile's fixed costs are fitted as per-step ones (its models are too few to tell a per-layer share apart):
+  // the fit starts from the defaults with their per-layer share folded into the step at the reference depth.
+  const start = opts.start ?? ((hw: HardwareSpec) => foldLayers(efficiencyFor(hw, {}, { calibrated: false })));
   const skipped: CalibrationResult['skipped'] = [];
   const byHardware = new Map<string, { hw: HardwareSpec; obs: Obs[] }>();
   const keyInfo = new Map<string, { model: string; hardware: string; tp: number }>();
@@ -332,4 +334,8 @@ export function calibrate(table: ProfileTable, opts: CalibrationOptions = {}): C
   }
   keys.sort((a, b) => a.key.localeCompare(b.key));
   return { source: table.source, hardware, keys, skipped, excluded };
+}
+
+function foldLayers({ perLayerOverheadS = 0, ...e }: Efficiency): Efficiency {
+  return { ...e, stepOverheadS: e.stepOverheadS + REFERENCE_LAYERS * perLayerOverheadS };
 }

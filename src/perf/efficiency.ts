@@ -16,8 +16,8 @@ export interface Efficiency {
   /** Extra cost per sequence in the batch (sampling, bookkeeping), seconds. */
   perSeqOverheadS: number;
   /**
-   * Fixed latency per transformer layer (kernel launches and tails), seconds; omitted = 0, its share then folded
-   * into `stepOverheadS`. Measured on H100/H200 with fused, graph-replayed kernels: ≈ 40 µs (docs/fidelity/perf.md).
+   * Fixed latency per transformer layer (kernel launches and tails), seconds; omitted = 0. Measured on H100 and
+   * H200 with fused, graph-replayed kernels on five models from 1B to a 70B slice: 39–43 µs (docs/fidelity/perf.md).
    */
   perLayerOverheadS?: number;
   /** Latency of one hop of a ring all-reduce (a ring over tp devices has 2(tp − 1) hops), seconds. */
@@ -32,12 +32,22 @@ export interface Efficiency {
   largeStepComm?: number;
 }
 
-/** Plausible defaults for a modern engine (vLLM-like, CUDA graphs) on a device nobody has calibrated. */
+/**
+ * Plausible defaults for a modern engine (vLLM-like, CUDA graphs) on a device nobody has calibrated. The fixed cost
+ * of a step was a plausible 4 ms before any measurement; the 40 µs per layer measured since (calibrate --steps) is
+ * its share that grows with depth, so the rest (the engine's CPU side, unmeasured) is 4 ms less 32 layers' worth:
+ * a 32-layer model (Llama-2-7B, Llama-3.1-8B) keeps the 4 ms, a 1B model (16 layers) pays 3.36 ms, an 80-layer
+ * 70B 5.92 ms.
+ */
+const PER_LAYER_S = 40e-6;
+/** The depth at which the per-layer share adds up to the 4 ms step (Llama-2-7B, Llama-3.1-8B). */
+export const REFERENCE_LAYERS = 32;
 const GPU_NVLINK: Efficiency = {
   compute: 0.6,
   memory: 0.8,
   comm: 0.6,
-  stepOverheadS: 4e-3,
+  stepOverheadS: 4e-3 - REFERENCE_LAYERS * PER_LAYER_S,
+  perLayerOverheadS: PER_LAYER_S,
   prefillOverheadS: 2e-3,
   perSeqOverheadS: 2e-5,
   allReduceHopLatencyS: 2e-6,

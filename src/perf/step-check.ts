@@ -4,7 +4,7 @@ import { vocabParams } from '../model/params.ts';
 import type { ModelSpec } from '../model/types.ts';
 import { ConfigError } from '../util/errors.ts';
 import { efficiencyFor } from './efficiency.ts';
-import { checkGroups, numberCell, readCsv, type GroupFit, type Obs, type RowGroupCheck } from './measured-check.ts';
+import { checkGroups, noLayerLatency, numberCell, readCsv, type GroupFit, type Obs, type RowGroupCheck } from './measured-check.ts';
 import type { BatchShape, Deployment } from './types.ts';
 
 /**
@@ -20,7 +20,7 @@ import type { BatchShape, Deployment } from './types.ts';
  * embeddings and LM head whole, params scaled per layer), on the row's hardware at TP 1. The engine's CPU-side
  * costs (scheduling, sampling) are not in the measurements, so the roofline's step, prefill and per-sequence
  * overheads are zero here too; what is compared is the GPU work. The fit per device is compute, memory and
- * `perLayerOverheadS` (kernel launches and tails; 0 in the defaults, which fold it into the per-step overhead).
+ * `perLayerOverheadS` (kernel launches and tails; 40 µs in the GPU defaults, fitted on these measurements).
  *
  * Rows of the engine-like variants are fitted on (`fused-eager` prefill; `compiled-graph` decode, replayed as a
  * CUDA graph as vLLM V1 does); other variants (eager decode, transformers' own Llama) and mixed steps are only compared, each as
@@ -60,9 +60,7 @@ export function checkMeasuredSteps(files: string | readonly string[], catalog: C
   const deps = new Map<string, Deployment>();
   const obs = sources.flatMap((source) => observations(source, catalog, deps));
   if (obs.length === 0) throw new ConfigError({ source: sources.join(', '), line: 2, expected: 'at least one measured step', got: 'none' });
-  const { keys, fits } = checkGroups(obs, ['compute', 'memory', 'perLayerOverheadS'], (e) => ({ ...e, perLayerOverheadS: 0 }), (hw, calibrated) =>
-    efficiencyFor(hw, {}, { calibrated }),
-  );
+  const { keys, fits } = checkGroups(obs, ['compute', 'memory', 'perLayerOverheadS'], (e) => e, (hw, calibrated) => efficiencyFor(hw, {}, { calibrated }), noLayerLatency);
   return { sources, keys, fits };
 }
 

@@ -4,7 +4,7 @@ import { BUILTIN_CATALOG, type Catalog } from '../model/catalog.ts';
 import type { HardwareSpec, ModelSpec } from '../model/types.ts';
 import { UserError } from '../util/errors.ts';
 import { efficiencyFor, type Efficiency } from './efficiency.ts';
-import { checkGroups, numberCell, readCsv, type GroupFit, type Obs, type RowGroupCheck } from './measured-check.ts';
+import { checkGroups, noLayerLatency, numberCell, readCsv, type GroupFit, type Obs, type RowGroupCheck } from './measured-check.ts';
 import type { BatchShape, Deployment } from './types.ts';
 
 /**
@@ -165,10 +165,10 @@ export function checkVidurProfiles(dir: string, catalog: Catalog = BUILTIN_CATAL
 
   const efficiencyOf = (hw: HardwareSpec, calibrated: boolean): Efficiency => efficiencyFor(hw, {}, { calibrated });
   const checks = [
-    // A layer has no all-reduce here (its link is infinitely fast, its hop latency 0); the fit may add a fixed
-    // latency per layer. An all-reduce is checked without the large-step knee, which is a whole-step effect.
-    checkGroups(layers, ['compute', 'memory', 'perLayerOverheadS'], (e) => ({ ...e, allReduceHopLatencyS: 0, perLayerOverheadS: 0 }), efficiencyOf),
-    checkGroups(comms, ['comm', 'allReduceHopLatencyS'], ({ commKneeTokens: _k, largeStepComm: _l, ...e }) => e, efficiencyOf),
+    // A layer has no all-reduce here (its link is infinitely fast, its hop latency 0); the defaults and the fit add a fixed
+    // latency per layer. An all-reduce is checked without the large-step knee and the per-layer latency, whole-step effects.
+    checkGroups(layers, ['compute', 'memory', 'perLayerOverheadS'], (e) => ({ ...e, allReduceHopLatencyS: 0 }), efficiencyOf, noLayerLatency),
+    checkGroups(comms, ['comm', 'allReduceHopLatencyS'], ({ commKneeTokens: _k, largeStepComm: _l, ...e }) => noLayerLatency(e), efficiencyOf),
   ];
   const keys = checks.flatMap((c) => c.keys);
   const fits = checks.flatMap((c) => c.fits);

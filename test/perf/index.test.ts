@@ -16,8 +16,8 @@ test('an absent perf section means the roofline with the generic (uncalibrated) 
 });
 
 test('roofline efficiency overrides from the scenario reach the model', () => {
-  const a = makePerfModel(perfSpecSchema.parse({ kind: 'roofline', efficiency: { stepOverheadS: 0 } }), dep);
-  const b = makePerfModel(perfSpecSchema.parse({ kind: 'roofline', efficiency: { stepOverheadS: 0.02 } }), dep);
+  const a = makePerfModel(perfSpecSchema.parse({ kind: 'roofline', efficiency: { stepOverheadS: 0, perLayerOverheadS: 0 } }), dep);
+  const b = makePerfModel(perfSpecSchema.parse({ kind: 'roofline', efficiency: { stepOverheadS: 0.02, perLayerOverheadS: 0 } }), dep);
   assert.ok(Math.abs(b.decodeStepCoeffs(3).baseS - a.decodeStepCoeffs(3).baseS - 0.02) < 1e-12);
   const c = makePerfModel(perfSpecSchema.parse({ kind: 'roofline', efficiency: { stepOverheadS: 0, perLayerOverheadS: 1e-4 } }), dep);
   assert.ok(Math.abs(c.decodeStepCoeffs(3).baseS - a.decodeStepCoeffs(3).baseS - dep.model.layers * 1e-4) < 1e-12);

@@ -86,7 +86,7 @@ test('more TP is faster for a 70B model on NVLink, and stops paying for a 1B mod
 
 test('decode is memory-bound: at small batches its time is close to weights / bandwidth', () => {
   const d = dep('llama2-70b', 'h100-80gb', 8);
-  const eff = { ...efficiencyFor(d.hardware), stepOverheadS: 0, perSeqOverheadS: 0, allReduceHopLatencyS: 0 };
+  const eff = { ...efficiencyFor(d.hardware), stepOverheadS: 0, perSeqOverheadS: 0, allReduceHopLatencyS: 0, perLayerOverheadS: 0 };
   const pm = rooflinePerfModel(d, eff);
   // Every weight but the embedding table (a gather of one row) is read: the body and the LM head.
   const weightsS = ((68.977e9 - 32000 * 8192) * 2) / 8 / (3.35e12 * eff.memory);
@@ -97,7 +97,7 @@ test('decode is memory-bound: at small batches its time is close to weights / ba
 test('the embedding is a gather and the LM head runs once per sequence: a prompt pays the body per token, the head once', () => {
   // Llama-3.1-8B: embedding and head are 128256 × 4096 each (13 % of the parameters); at TP 1 on an H100.
   const d = dep('llama3.1-8b', 'h100-80gb');
-  const eff = { ...efficiencyFor(d.hardware), stepOverheadS: 0, prefillOverheadS: 0, perSeqOverheadS: 0 };
+  const eff = { ...efficiencyFor(d.hardware), stepOverheadS: 0, prefillOverheadS: 0, perSeqOverheadS: 0, perLayerOverheadS: 0 };
   const pm = rooflinePerfModel(d, eff);
   const [flops, bw] = [989e12 * eff.compute, 3.35e12 * eff.memory];
   const head = 128256 * 4096;
@@ -112,7 +112,7 @@ test('the embedding is a gather and the LM head runs once per sequence: a prompt
 
 test('a tied embedding (Llama-3.2-1B) is one matrix: decode reads all parameters once, as the head', () => {
   const d = dep('llama3.2-1b', 'h100-80gb');
-  const eff = { ...efficiencyFor(d.hardware), stepOverheadS: 0, perSeqOverheadS: 0 };
+  const eff = { ...efficiencyFor(d.hardware), stepOverheadS: 0, perSeqOverheadS: 0, perLayerOverheadS: 0 };
   const base = rooflinePerfModel(d, eff).decodeStepCoeffs(1).baseS;
   assert.ok(Math.abs(base / ((1.236e9 * 2) / (3.35e12 * eff.memory)) - 1) < 1e-12, `${base}`);
 });
@@ -153,7 +153,7 @@ test('efficiency overrides change the step time in the expected direction', () =
 test('a per-layer latency costs layers × itself per step, decode and prefill alike, at any tp and pp', () => {
   for (const [tp, pp] of [[1, 1], [2, 1], [2, 2]] as const) {
     const d = dep('llama2-13b', 'a100-80gb', tp, pp);
-    const without = rooflinePerfModel(d, efficiencyFor(d.hardware));
+    const without = rooflinePerfModel(d, efficiencyFor(d.hardware, { perLayerOverheadS: 0 }));
     const withLayers = rooflinePerfModel(d, efficiencyFor(d.hardware, { perLayerOverheadS: 35e-6 }));
     const extra = 40 * 35e-6; // Llama-2-13B has 40 layers
     assert.ok(Math.abs(withLayers.decodeStepCoeffs(8).baseS - without.decodeStepCoeffs(8).baseS - extra) < 1e-12);
@@ -182,7 +182,7 @@ test('tensor-parallel traffic past the knee moves at the large-step rate (convex
 test('quantised weights (weightBytesPerParam) shrink weight reads, not KV reads or FLOPs', () => {
   const bf16 = dep('llama3.1-8b', 'rtx4090');
   const int4: Deployment = { ...bf16, model: { ...bf16.model, weightBytesPerParam: 0.5 } };
-  const eff = { ...efficiencyFor(bf16.hardware), stepOverheadS: 0, perSeqOverheadS: 0 };
+  const eff = { ...efficiencyFor(bf16.hardware), stepOverheadS: 0, perSeqOverheadS: 0, perLayerOverheadS: 0 };
   const [a, b] = [rooflinePerfModel(bf16, eff), rooflinePerfModel(int4, eff)];
   // Small decode batch: weight-bound; the body reads 4× fewer bytes, the LM head (kept 16-bit) as many.
   const head = 128256 * 4096;

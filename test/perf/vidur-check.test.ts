@@ -27,8 +27,10 @@ function fixture(layerRows: [tokens: number, tp: number, ms: number][], allReduc
 // The roofline's formulas with the h100-80gb datasheet and its default factors (compute 0.6, memory 0.8, comm 0.6,
 // hop 2 µs), written out here so the check is tested against them, not against itself.
 const LAYER_PARAMS = 4096 * (32 + 2 * 32) * 128 + 32 * 128 * 4096 + 3 * 4096 * 11008;
-const layerMs = (tokens: number, tp: number) =>
+/** The roofline of one layer under the default factors, without and with their 40 µs fixed latency per layer. */
+const roofMs = (tokens: number, tp: number) =>
   Math.max((2 * (LAYER_PARAMS / tp) * tokens) / (989e12 * 0.6), ((LAYER_PARAMS / tp) * 2) / (3350e9 * 0.8)) * 1e3;
+const layerMs = (tokens: number, tp: number) => roofMs(tokens, tp) + 0.04;
 const allReduceMs = (workers: number, bytes: number) => (((2 * (workers - 1)) / workers) * bytes / (450e9 * 0.6) + 2 * (workers - 1) * 2e-6) * 1e3;
 
 describe('checkVidurProfiles: the roofline against Vidur operator and all-reduce profiles', () => {
@@ -56,7 +58,7 @@ describe('checkVidurProfiles: the roofline against Vidur operator and all-reduce
 
   it('a fixed latency per layer is what the fit adds; the factors come back from rows made with them', () => {
     const sizes = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
-    const dir = fixture(sizes.map((t) => [t, 1, layerMs(t, 1) * 1.25 + 0.03] as [number, number, number]), []);
+    const dir = fixture(sizes.map((t) => [t, 1, roofMs(t, 1) * 1.25 + 0.03] as [number, number, number]), []);
     const r = checkVidurProfiles(dir);
     const f = r.fits[0]!.fitted;
     assert.ok(Math.abs(f.compute! - 0.6 / 1.25) < 0.01 && Math.abs(f.memory! - 0.8 / 1.25) < 0.01, JSON.stringify(f));
@@ -95,7 +97,7 @@ describe('checkVidurProfiles: the roofline against Vidur operator and all-reduce
     const dir = fixture([[1, 1, 0.1], [64, 1, 0.2], [512, 1, 1]], [[2, 2, 2048, 0.01], [2, 2, 1 << 20, 0.02]]);
     const out = mkdtempSync(join(tmpdir(), 'llmfleet-vidur-out-'));
     const r = await run(process.execPath, ['bin/llmfleet.js', 'calibrate', '--vidur', dir, '--out', out]);
-    assert.match(r.stdout, /^layer h100\/Llama-2-7b-hf\/tp1 +[0-9.]+% +[0-9.]+% +[0-9.]+% +1 +1 tok: 0\.100 \/ 0\.151 /m);
+    assert.match(r.stdout, /^layer h100\/Llama-2-7b-hf\/tp1 +[0-9.]+% +[0-9.]+% +[0-9.]+% +1 +1 tok: 0\.100 \/ 0\.191 /m);
     assert.match(r.stdout, /^all-reduce h100_dgx\/tp2 /m);
     assert.match(r.stdout, /layers on h100 \(datasheet h100-80gb\): compute [0-9.]+, memory [0-9.]+, \+ [0-9.]+ µs per layer/);
     const j = JSON.parse(readFileSync(join(out, 'vidur-check.json'), 'utf8'));
