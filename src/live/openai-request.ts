@@ -20,8 +20,6 @@ export interface FieldError {
   param: string;
 }
 
-const CHAT_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
-
 const got = (v: unknown) => (v === undefined ? 'nothing' : JSON.stringify(v));
 
 /** Tokens of a completions `prompt`: a non-empty string, token ids, or a batch of one of them. */
@@ -43,8 +41,10 @@ export function promptTokens(prompt: unknown): number | FieldError {
 
 /**
  * Tokens of a chat `messages` list: 4 per message for the role framing plus 3 for the reply priming (OpenAI's
- * published accounting), plus the text. Content is a string, or a list of parts ({type: "text", text} count;
- * other part types such as images count 0); it may be missing only on an assistant message (tool calls).
+ * published accounting), plus the text. The role is any non-empty string, as in vLLM (whose
+ * CustomChatCompletionMessageParam takes `role: str`: `ipython`, Llama 3.1's tool-result role, and whatever else a
+ * chat template knows). Content is a string, or a list of parts: a plain string or {type: "text", text} is text;
+ * other part types such as images count 0. It may be missing only on an assistant message (tool calls).
  */
 export function chatTokens(messages: unknown): number | FieldError {
   if (!Array.isArray(messages) || messages.length === 0) return { message: `'messages' must be a non-empty list of {role, content}, got ${got(messages)}`, param: 'messages' };
@@ -53,14 +53,18 @@ export function chatTokens(messages: unknown): number | FieldError {
     const at = `messages[${i}]`;
     if (m === null || typeof m !== 'object' || Array.isArray(m)) return { message: `'${at}' must be an object {role, content}, got ${got(m)}`, param: at };
     const { role, content } = m as { role?: unknown; content?: unknown };
-    if (typeof role !== 'string' || !CHAT_ROLES.has(role)) return { message: `'${at}.role' must be one of ${[...CHAT_ROLES].join(', ')}, got ${got(role)}`, param: `${at}.role` };
+    if (typeof role !== 'string' || role === '') return { message: `'${at}.role' must be a non-empty string (system, user, assistant, tool, …), got ${got(role)}`, param: `${at}.role` };
     let text = '';
     if (typeof content === 'string') text = content;
     else if (Array.isArray(content)) {
       for (const [k, part] of content.entries()) {
+        if (typeof part === 'string') {
+          text += part;
+          continue;
+        }
         const p = part as { type?: unknown; text?: unknown } | null;
         if (p === null || typeof p !== 'object' || Array.isArray(p) || typeof p.type !== 'string') {
-          return { message: `'${at}.content[${k}]' must be a content part {type, …}, got ${got(part)}`, param: `${at}.content[${k}]` };
+          return { message: `'${at}.content[${k}]' must be a string or a content part {type, …}, got ${got(part)}`, param: `${at}.content[${k}]` };
         }
         if (p.type === 'text') {
           if (typeof p.text !== 'string') return { message: `'${at}.content[${k}].text' must be a string, got ${got(p.text)}`, param: `${at}.content[${k}].text` };
@@ -86,13 +90,20 @@ function rangeError(body: Record<string, unknown>, field: string, min: number, m
   return { message: `'${field}' must be ${what} ${range}, got ${got(v)}`, param: field };
 }
 
-/** Validates a completion (`chat` false) or chat-completion body; `model` is each server's own check. */
+/**
+ * Validates a completion (`chat` false) or chat-completion body; `model` is each server's own check. Without
+ * max_tokens / max_completion_tokens, `maxTokens` is `defaultMaxTokens`: on /v1/completions that is vLLM's own
+ * limit (16) and bounds `min_tokens`; on chat vLLM's limit is the context left after the prompt, which is not
+ * known here, so `defaultMaxTokens` is only an estimate (raised to `min_tokens` when that is larger) and
+ * `min_tokens` has no upper bound.
+ */
 export function completionFields(body: Record<string, unknown>, chat: boolean, defaultMaxTokens: number): CompletionFields | FieldError {
   const input = chat ? chatTokens(body.messages) : promptTokens(body.prompt);
   if (typeof input !== 'number') return input;
   // max_completion_tokens is the chat API's newer name; it wins when both are given, as in vLLM.
   const mtField = body.max_completion_tokens !== undefined && body.max_completion_tokens !== null ? 'max_completion_tokens' : 'max_tokens';
-  const mt = body[mtField] ?? defaultMaxTokens;
+  const given = body[mtField] !== undefined && body[mtField] !== null;
+  const mt = given ? body[mtField] : defaultMaxTokens;
   if (!Number.isInteger(mt) || (mt as number) < 1) return { message: `'${mtField}' must be an integer ≥ 1, got ${got(mt)}`, param: mtField };
   for (const f of ['stream', 'echo', 'logprobs', 'ignore_eos'] as const) {
     const v = body[f];
@@ -114,7 +125,7 @@ export function completionFields(body: Record<string, unknown>, chat: boolean, d
   if (topP !== undefined && topP !== null && !(typeof topP === 'number' && topP > 0 && topP <= 1)) return { message: `'top_p' must be a number in (0, 1], got ${got(topP)}`, param: 'top_p' };
   const range =
     rangeError(body, 'temperature', 0, Infinity) ??
-    rangeError(body, 'min_tokens', 0, mt as number, true) ??
+    rangeError(body, 'min_tokens', 0, given || !chat ? (mt as number) : Infinity, true) ??
     rangeError(body, 'presence_penalty', -2, 2) ??
     rangeError(body, 'frequency_penalty', -2, 2) ??
     rangeError(body, 'n', 1, Infinity, true) ??
@@ -124,5 +135,6 @@ export function completionFields(body: Record<string, unknown>, chat: boolean, d
   const stream = body.stream === true;
   // vLLM's request validator: "Stream options can only be defined when `stream=True`."
   if (so !== undefined && so !== null && !stream) return { message: "'stream_options' can only be given with stream: true", param: 'stream_options' };
-  return { inputTokens: input, maxTokens: mt as number, stream, includeUsage: stream && (so as { include_usage?: unknown } | undefined)?.include_usage === true };
+  const minTokens = typeof body.min_tokens === 'number' ? body.min_tokens : 0;
+  return { inputTokens: input, maxTokens: given || !chat ? (mt as number) : Math.max(mt as number, minTokens), stream, includeUsage: stream && (so as { include_usage?: unknown } | undefined)?.include_usage === true };
 }

@@ -170,7 +170,7 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
       const typed = await post(e, '/v1/completions', { model: 5, prompt: 'x' });
       assert.equal(typed.status, 400);
       assert.equal(((await typed.json()) as { error: { param: string } }).error.param, 'model');
-      const role = await post(e, '/v1/chat/completions', { messages: [{ role: 'wizard', content: 'hi' }] });
+      const role = await post(e, '/v1/chat/completions', { messages: [{ role: '', content: 'hi' }] });
       assert.equal(((await role.json()) as { error: { param: string } }).error.param, 'messages[0].role');
       const plain = await fetch(`${e.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: MODEL, prompt: 'x' }) });
       assert.equal(plain.status, 400); // fetch sends a string body as text/plain, which vLLM refuses

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ROUTER_NAMES, routers } from '../../policy/routing/registry.ts';
 import { SCALER_NAMES, scalers } from '../../policy/scaling/registry.ts';
 import { issueError, readConfigFile, validateConfig } from '../../util/config-file.ts';
+import { CHAT_DEFAULT_OUTPUT_TOKENS } from './parse-request.ts';
 
 const seconds = z.number().positive().finite();
 const count = z.number().int().min(1);
@@ -110,6 +111,13 @@ export const gatewayConfigSchema = z
       .default({ default: 'standard', priorities: { premium: 0, standard: 1, batch: 2 } })
       .refine((t) => Object.hasOwn(t.priorities, t.default), { message: 'tiers.default must be one of tiers.priorities' }),
     drainTimeoutS: seconds.default(30),
+    /**
+     * Output tokens the gateway predicts for a chat request that gives no max_tokens / max_completion_tokens (what
+     * routers and scalers see as its predicted output). A routing estimate, not a limit: the request is forwarded
+     * as sent, and vLLM bounds it only by the context left after the prompt. /v1/completions without max_tokens
+     * predicts 16, vLLM's own default limit there.
+     */
+    chatDefaultOutputTokens: count.default(CHAT_DEFAULT_OUTPUT_TOKENS),
     maxBodyBytes: count.default(8 << 20),
     /** The scaling loop (`llmfleet serve` runs it beside the gateway when this section is present). */
     autoscaler: z

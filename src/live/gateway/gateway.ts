@@ -50,7 +50,7 @@ interface Pending {
   stream: boolean;
   path: string;
   body: Buffer;
-  headers: Record<string, string>;
+  headers: Record<string, string | string[]>;
   res: ServerResponse;
   arrivalMs: number;
   attempts: number;
@@ -73,6 +73,28 @@ const CANCELLED = Object.assign(new Error('cancelled by the gateway'), { code: '
 const FIRST_BYTE_TIMEOUT = Object.assign(new Error('first byte timeout'), { code: 'LLMFLEET_FIRST_BYTE_TIMEOUT' });
 const IDLE_TIMEOUT = Object.assign(new Error('idle timeout'), { code: 'LLMFLEET_IDLE_TIMEOUT' });
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
+/**
+ * Request headers not forwarded to a backend: hop-by-hop ones (RFC 9110 §7.6.1; `proxy-*` too), `host` (undici
+ * sets the backend's), `content-length` (undici recomputes it from the body) and `expect` (node:http has already
+ * answered a `100-continue`; undici refuses the header). Everything else goes through: vLLM reads `x-request-id`
+ * (its request id), `traceparent`/`tracestate` (OpenTelemetry) and `x-data-parallel-rank`, and passes unknown
+ * ones by. The gateway's own `x-llmfleet-tier` goes through as well: harmless to vLLM, and a gateway behind this
+ * one (or a backend's access log) sees the same tier.
+ */
+const NOT_FORWARDED = new Set([...HOP_BY_HOP, 'host', 'content-length', 'expect', 'http2-settings']);
+
+/** A client request's end-to-end headers, as sent to the backend (see NOT_FORWARDED; also any header `connection` names). */
+export function forwardedHeaders(h: IncomingMessage['headers']): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  const conn = h.connection;
+  const named = typeof conn === 'string' && conn !== '' ? new Set(conn.toLowerCase().split(',').map((x) => x.trim())) : null;
+  for (const k in h) {
+    const v = h[k];
+    if (v === undefined || NOT_FORWARDED.has(k) || k.startsWith('proxy-') || named?.has(k)) continue;
+    out[k] = v;
+  }
+  return out;
+}
 
 /**
  * Starts the OpenAI-compatible gateway: node:http in front, one undici Pool per backend, routing by a
@@ -455,7 +477,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
       }
       return;
     }
-    const parsed = parseCompletion(buf, path === '/v1/chat/completions', req.headers, modelSet, cfg.tiers);
+    const parsed = parseCompletion(buf, path === '/v1/chat/completions', req.headers, modelSet, cfg.tiers, cfg.chatDefaultOutputTokens);
     if ('status' in parsed) {
       metrics.countRequest(parsed.model ?? '', '', String(parsed.status));
       return sendError(res, parsed.status, parsed.message, 'invalid_request_error', parsed.code, {}, parsed.param);
@@ -472,8 +494,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
       return sendError(res, 503, 'gateway is shutting down', 'api_error', 'draining', { connection: 'close' });
     }
 
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (typeof req.headers.authorization === 'string') headers.authorization = req.headers.authorization;
+    const headers = forwardedHeaders(req.headers);
     const p: Pending = {
       progress: null,
       view: { id: nextReqId++, arrivalS: clock.nowS(), inputTokens, predictedOutputTokens: maxTokens, model, tier, region: '', app: '', deadlineS: Infinity },

@@ -80,17 +80,47 @@ export class LiveBackend implements InstanceView {
     return [...this.active];
   }
 
-  /** Reads vLLM's gauges from a /metrics body (v1 `kv_cache_usage_perc`, else v0 `gpu_cache_usage_perc`). */
+  /**
+   * Reads vLLM's gauges from a /metrics body (v1 `kv_cache_usage_perc`, else v0 `gpu_cache_usage_perc`). A
+   * data-parallel server (`--data-parallel-size N`) exports one series per engine (label `engine`) of each gauge
+   * and one `vllm:cache_config_info` per engine: running and waiting are summed, the KV capacity is summed over
+   * distinct engines, and the KV usage is the engines' mean weighted by their capacity (a plain mean where a
+   * capacity is unknown; vLLM's own aggregate logger averages it too). One engine reads as before.
+   */
   applyScrape(text: string, nowS: number): void {
     const s = parsePromText(text);
     this.scrapedRunning = sumOf(s, 'vllm:num_requests_running') ?? 0;
     this.scrapedWaiting = sumOf(s, 'vllm:num_requests_waiting') ?? 0;
-    this.scrapedKv = sumOf(s, 'vllm:kv_cache_usage_perc') ?? sumOf(s, 'vllm:gpu_cache_usage_perc') ?? 0;
+    const capByEngine = new Map<string, number>();
+    for (const x of s) {
+      if (x.name !== 'vllm:cache_config_info') continue;
+      const engine = x.labels.engine ?? '';
+      const cap = Number(x.labels.num_gpu_blocks) * Number(x.labels.block_size);
+      if (Number.isFinite(cap) && cap > 0 && !capByEngine.has(engine)) capByEngine.set(engine, cap);
+    }
+    const kvName = s.some((x) => x.name === 'vllm:kv_cache_usage_perc') ? 'vllm:kv_cache_usage_perc' : 'vllm:gpu_cache_usage_perc';
+    let n = 0;
+    let sum = 0;
+    let weighted = 0;
+    let weights = 0;
+    let capsKnown = true;
+    for (const x of s) {
+      if (x.name !== kvName) continue;
+      n++;
+      sum += x.value;
+      const cap = capByEngine.get(x.labels.engine ?? '');
+      if (cap === undefined) capsKnown = false;
+      else {
+        weighted += x.value * cap;
+        weights += cap;
+      }
+    }
+    this.scrapedKv = n === 0 ? 0 : n === 1 ? sum : capsKnown ? weighted / weights : sum / n;
     this.inflightAtScrape = this.inflight;
-    const info = s.find((x) => x.name === 'vllm:cache_config_info');
-    if (info) {
-      const cap = Number(info.labels.num_gpu_blocks) * Number(info.labels.block_size);
-      if (Number.isFinite(cap) && cap > 0) this.kvCapacityTokens = cap;
+    if (capByEngine.size > 0) {
+      let cap = 0;
+      for (const c of capByEngine.values()) cap += c;
+      this.kvCapacityTokens = cap;
     }
     this.scrapedAtS = nowS;
   }

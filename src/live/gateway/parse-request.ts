@@ -4,6 +4,11 @@ import { completionFields } from '../openai-request.ts';
 
 export const TIER_HEADER = 'x-llmfleet-tier';
 
+/** vLLM's /v1/completions default `max_tokens` (CompletionRequest.max_tokens = 16): a real limit. */
+export const COMPLETION_DEFAULT_MAX_TOKENS = 16;
+/** The gateway's default `chatDefaultOutputTokens` (config.ts): a routing estimate for chat without a limit. */
+export const CHAT_DEFAULT_OUTPUT_TOKENS = 256;
+
 /** What the gateway needs from a completion request: enough to route it, nothing more. */
 export interface ParsedRequest {
   model: string;
@@ -26,9 +31,18 @@ export interface BadRequest {
 
 /**
  * Validates a completion body (a JSON Content-Type, a JSON object, served model, the fields of `completionFields`) and the tier header.
- * Prompt tokens are counted as the emulator counts them; `max_tokens` (default 16) is the predicted output.
+ * Prompt tokens are counted as the emulator counts them; `max_tokens` / `max_completion_tokens` is the predicted
+ * output. Without one, /v1/completions predicts vLLM's default limit, 16; chat predicts `chatDefaultOutputTokens`
+ * (vLLM lets such a chat generate up to the context left after the prompt, so any number here is an estimate).
  */
-export function parseCompletion(buf: Buffer, chat: boolean, headers: IncomingHttpHeaders, models: ReadonlySet<string>, tiers: { default: string; priorities: Record<string, number> }): ParsedRequest | BadRequest {
+export function parseCompletion(
+  buf: Buffer,
+  chat: boolean,
+  headers: IncomingHttpHeaders,
+  models: ReadonlySet<string>,
+  tiers: { default: string; priorities: Record<string, number> },
+  chatDefaultOutputTokens = CHAT_DEFAULT_OUTPUT_TOKENS,
+): ParsedRequest | BadRequest {
   const badType = nonJsonContentType(headers);
   if (badType) return { status: 415, message: badType, code: 'unsupported_media_type', param: null };
   const body = parseJsonObject(buf);
@@ -37,7 +51,7 @@ export function parseCompletion(buf: Buffer, chat: boolean, headers: IncomingHtt
   const model = body.model;
   if (typeof model !== 'string') return { status: 400, message: `'model' is required (a string); served: ${served()}`, code: 'missing_model', param: 'model' };
   if (!models.has(model)) return { status: 404, message: `The model '${model}' does not exist; served: ${served()}`, code: 'model_not_found', param: 'model' };
-  const f = completionFields(body, chat, 16);
+  const f = completionFields(body, chat, chat ? chatDefaultOutputTokens : COMPLETION_DEFAULT_MAX_TOKENS);
   if ('param' in f) return { status: 400, message: f.message, code: `invalid_${/^[a-z_]+/.exec(f.param)![0]}`, param: f.param, model };
   const th = headers[TIER_HEADER];
   const tier = typeof th === 'string' && th !== '' ? th : tiers.default;
