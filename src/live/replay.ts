@@ -1,4 +1,5 @@
-import { Pool } from 'undici';
+import { Pool, request } from 'undici';
+import { UserError } from '../util/errors.ts';
 import { Rng } from '../util/rng.ts';
 import type { TraceRequest } from '../workload/types.ts';
 import { TIER_HEADER } from './gateway/parse-request.ts';
@@ -21,7 +22,12 @@ export interface ReplayResult {
   outputTokens: number;
   /** The gateway's `x-llmfleet-backend` header, '' without a gateway. */
   backend: string;
-  /** Why the request failed, as a category: '' (completed), 'http-4xx'/'http-5xx' (the status), 'timeout', 'connection', 'incomplete' (stream cut short or empty, or carrying an SSE error event), 'client-overload'. */
+  /**
+   * Why the request failed, as a category: '' (completed), 'http-4xx'/'http-5xx' (the status), 'timeout',
+   * 'connection', 'incomplete' (stream cut short or empty, or carrying an SSE error event), 'no-usage' (a stream
+   * that ended with [DONE] but without the usage chunk it was asked for), 'short-output' (with ignore_eos, fewer
+   * tokens than max_tokens by the server's usage), 'client-overload'.
+   */
   failure: string;
   /** The failure in words (the server's error body, the socket error, a stream's SSE error event as `code: message`). */
   error: string;
@@ -38,8 +44,13 @@ export interface ReplayOptions {
   timeoutS: number;
   /** Requests in flight beyond which a new one is counted as failed ('client overload') instead of sent. */
   maxInFlight: number;
-  /** Send vLLM's `ignore_eos` so the server generates exactly the trace's output tokens. */
+  /** Send vLLM's `ignore_eos` so the server generates exactly the trace's output tokens (fewer: 'short-output'). */
   ignoreEos: boolean;
+  /**
+   * Sent as `Authorization: Bearer <key>` on every request (vLLM started with --api-key refuses /v1/* without it).
+   * Default: the OPENAI_API_KEY environment variable when set, as the OpenAI SDKs do; '' sends none.
+   */
+  apiKey?: string;
   /** Called as each request ends, in completion order. */
   onResult?: (r: TraceRequest, res: ReplayResult) => void;
 }
@@ -50,7 +61,8 @@ export interface ReplayOptions {
  * `/v1/completions` whose prompt is `inputTokens` random token ids (`promptIds`) and `max_tokens` = outputTokens (with
  * `stream_options.include_usage`, so the server's own token count is used where it gives one). The source is
  * read lazily, one request ahead of the clock. A failed request (refused, timed out, a 4xx/5xx, a stream cut
- * short) is recorded with its reason; the replay itself only throws for a bad `baseUrl`.
+ * short or carrying an error event, no usage chunk, fewer tokens than max_tokens with ignore_eos) is recorded with
+ * its reason; the replay itself only throws for a bad `baseUrl`.
  */
 export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: ReplayOptions): Promise<ReplayResult[]> {
   // One connection per request in flight: a request never waits inside the client for a socket (Node raises
@@ -60,6 +72,7 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
   const running = new Set<Promise<void>>();
   const t0 = performance.now() + 20;
   const prompts = new Rng(1).fork('replay-prompts');
+  const auth = authHeader(o.apiKey);
   const one = async (r: TraceRequest, due: number): Promise<ReplayResult> => {
     const sent = performance.now();
     const lateS = (Math.max(0, sent - due) / 1000) * o.timeScale;
@@ -77,14 +90,18 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
     let usage = -1;
     let status = 0;
     let backend = '';
-    /** An SSE error event in the stream (`data: {"error": {message, code}}`: the gateway's, vLLM's), as `code: message`. */
+    /**
+     * An SSE error event in the stream, as `code: message`: `data: {"error": {message, code}}` (the gateway's, vLLM's
+     * since 0.10.1) or vLLM ≤ 0.10.0's top-level `data: {"object": "error", "message", "code"}`, which has no
+     * `error` key and is followed by [DONE], so without this it would pass for a completed stream.
+     */
     let sseError = '';
     try {
       const res = await pool.request({
         path: '/v1/completions',
         method: 'POST',
         // The gateway's tier header (`llmfleet serve` orders its queue by it); other servers ignore it.
-        headers: { 'content-type': 'application/json', ...(r.tier ? { [TIER_HEADER]: r.tier } : {}) },
+        headers: { 'content-type': 'application/json', ...auth, ...(r.tier ? { [TIER_HEADER]: r.tier } : {}) },
         body,
         signal: AbortSignal.timeout(o.timeoutS * 1000),
       });
@@ -107,9 +124,16 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
             done = true;
             continue;
           }
-          const j = JSON.parse(data) as { choices?: { text?: string }[]; usage?: { completion_tokens?: number } | null; error?: { message?: unknown; code?: unknown } | string | null };
-          if (j.error && !sseError) {
-            const e = j.error;
+          const j = JSON.parse(data) as {
+            object?: unknown;
+            message?: unknown;
+            code?: unknown;
+            choices?: { text?: string }[];
+            usage?: { completion_tokens?: number } | null;
+            error?: { message?: unknown; code?: unknown } | string | null;
+          };
+          const e = j.error ? j.error : j.object === 'error' ? j : null;
+          if (e && !sseError) {
             if (typeof e === 'string') sseError = e;
             else {
               const code = e.code === null || e.code === undefined ? '' : `${String(e.code)}: `;
@@ -125,14 +149,26 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
       }
       const end = performance.now();
       const tokens = usage >= 0 ? usage : chunks;
-      const error = sseError
+      const incomplete = sseError
         ? `stream error event${done ? '' : ' (no [DONE])'}: ${sseError}`
         : !done
           ? 'stream ended without [DONE]'
           : tokens === 0 || first < 0
             ? 'no output token'
             : '';
-      return { status, ttftS: first < 0 ? NaN : since(first), e2eS: since(end), outputTokens: tokens, backend, failure: error ? 'incomplete' : '', error, lateS };
+      // Every request asks for include_usage, and vLLM sends the usage chunk only for a stream that finished:
+      // one that failed (an error event of a shape not recognised above, an aborted request) ends with [DONE]
+      // but no usage. Counting its chunks instead would record a broken stream as completed.
+      // With ignore_eos the server must generate exactly max_tokens; fewer by its own count means the output was
+      // cut (a server-side abort, a limit below max_tokens), and its latency would flatter the server.
+      const [failure, error] = incomplete
+        ? ['incomplete', incomplete]
+        : usage < 0
+          ? ['no-usage', `stream ended without the usage chunk asked for (stream_options.include_usage); ${chunks} chunks received`]
+          : o.ignoreEos && usage < r.outputTokens
+            ? ['short-output', `${usage} output tokens by the server's usage, max_tokens ${r.outputTokens} with ignore_eos`]
+            : ['', ''];
+      return { status, ttftS: first < 0 ? NaN : since(first), e2eS: since(end), outputTokens: tokens, backend, failure, error, lateS };
     } catch (e) {
       const err = e as Error & { code?: string; cause?: { code?: string } };
       const timeout = err.name === 'TimeoutError';
@@ -166,6 +202,39 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
     await pool.close();
   }
   return results;
+}
+
+/** `Authorization: Bearer <key>` for `apiKey`, else OPENAI_API_KEY; none for an empty or absent key. */
+function authHeader(apiKey: string | undefined): Record<string, string> {
+  const key = apiKey ?? process.env.OPENAI_API_KEY;
+  return key ? { authorization: `Bearer ${key}` } : {};
+}
+
+/**
+ * The first model id of GET /v1/models (with the API key as `replay` sends it: `apiKey`, else OPENAI_API_KEY), or a
+ * UserError saying what went wrong and to pass --model (and --api-key for a 401/403).
+ */
+export async function firstServedModel(base: string, timeoutS: number, apiKey?: string): Promise<string> {
+  let ids: string[] = [];
+  let refused = '';
+  try {
+    const res = await request(`${base}/v1/models`, { headers: authHeader(apiKey), signal: AbortSignal.timeout(Math.min(timeoutS, 30) * 1000) });
+    if (res.statusCode !== 200) {
+      const text = (await res.body.text()).slice(0, 200).replace(/\s+/g, ' ');
+      refused = `HTTP ${res.statusCode}: ${text}`;
+    } else {
+      const body = (await res.body.json()) as { data?: { id?: unknown }[] };
+      ids = (body.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
+    }
+  } catch (e) {
+    throw new UserError(`--url: cannot list models at ${base}/v1/models (${(e as Error).message}); is the server up? (or pass --model)`);
+  }
+  if (refused) {
+    const hint = /^HTTP 40[13]\b/.test(refused) ? 'pass --api-key (or set OPENAI_API_KEY), or --model' : 'pass --model';
+    throw new UserError(`--url: cannot list models at ${base}/v1/models (${refused}); ${hint}`);
+  }
+  if (ids.length === 0) throw new UserError(`--url: ${base}/v1/models lists no model; pass --model`);
+  return ids[0]!;
 }
 
 /**

@@ -25,7 +25,7 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
     assert.equal(chatTokens([{ role: 'assistant' }]), 3 + 4);
   });
 
-  it('streams one SSE chunk per token, then usage when asked, then [DONE]', async () => {
+  it('streams one SSE chunk per token (the last one with finish_reason, no empty chunk after it), then usage when asked, then [DONE]', async () => {
     const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 20 });
     try {
       const r = await post(e, '/v1/completions', { model: MODEL, prompt: [1, 2, 3, 4, 5], max_tokens: 7, stream: true, stream_options: { include_usage: true } });
@@ -33,14 +33,19 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
       const ev = sseEvents(await r.text());
       assert.equal(ev.at(-1), '[DONE]');
       const chunks = ev.slice(0, -1).map((x) => JSON.parse(x) as { object: string; choices: { text: string; finish_reason: string | null }[]; usage?: { prompt_tokens: number; completion_tokens: number } });
-      assert.equal(chunks.filter((c) => c.choices[0]?.text).length, 7);
-      assert.equal(chunks.at(-2)!.choices[0]!.finish_reason, 'length');
+      // 7 token chunks and the usage chunk: vLLM puts finish_reason on the last token's chunk, with no empty one after it.
+      assert.equal(chunks.length, 8);
+      assert.ok(chunks.slice(0, 7).every((c) => c.choices[0]!.text !== ''));
+      assert.deepEqual(chunks.slice(0, 7).map((c) => c.choices[0]!.finish_reason), [null, null, null, null, null, null, 'length']);
+      assert.deepEqual(chunks.at(-1)!.choices, []);
       assert.deepEqual(chunks.at(-1)!.usage, { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 });
       assert.ok(chunks.every((c) => c.object === 'text_completion'));
 
       const plain = await post(e, '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'abcd' }], max_tokens: 4, stream: true });
-      const chat = sseEvents(await plain.text()).slice(0, -1).map((x) => JSON.parse(x) as { object: string; usage?: unknown; choices: { delta: { content?: string } }[] });
-      assert.equal(chat.filter((c) => c.choices[0]?.delta.content).length, 4);
+      const chat = sseEvents(await plain.text()).slice(0, -1).map((x) => JSON.parse(x) as { object: string; usage?: unknown; choices: { delta: { role?: string; content?: string }; finish_reason: string | null }[] });
+      // The role chunk, then 4 token chunks, the last with finish_reason; no usage (not asked), no empty chunk.
+      assert.equal(chat.length, 5);
+      assert.deepEqual(chat.map((c) => [c.choices[0]!.delta.content !== '', c.choices[0]!.finish_reason]), [[false, null], [true, null], [true, null], [true, null], [true, 'length']]);
       assert.ok(chat.every((c) => c.usage === undefined && c.object === 'chat.completion.chunk'));
 
       const whole = (await (await post(e, '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'abcd' }], max_tokens: 3 })).json()) as { usage: { prompt_tokens: number; completion_tokens: number }; choices: { message: { content: string } }[] };
@@ -96,6 +101,41 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
       assert.deepEqual(deltas.slice(0, 2), [{ role: 'assistant', content: '' }, { content: ' the' }]);
     } finally {
       await n.close();
+    }
+  });
+
+  it('gives a chat without max_tokens the context left after the prompt (max_model_len − prompt), as vLLM; completions keep 16', async () => {
+    await assert.rejects(startEmulator({ model: MODEL, hardware: 'h100-80gb', maxModelLen: 200_000 }), /--max-model-len: expected an integer in \[1, 131072\]/);
+    const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 50, maxModelLen: 64 });
+    try {
+      const models = (await (await fetch(`${e.url}/v1/models`)).json()) as { data: { max_model_len: number }[] };
+      assert.equal(models.data[0]!.max_model_len, 64);
+      const messages = [{ role: 'user', content: 'abcd' }]; // 8 prompt tokens
+      const usage = async (path: string, body: Record<string, unknown>) => {
+        const r = await post(e, path, { model: MODEL, ...body });
+        assert.equal(r.status, 200);
+        return ((await r.json()) as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
+      };
+      assert.deepEqual(await usage('/v1/chat/completions', { messages }), { prompt_tokens: 8, completion_tokens: 56, total_tokens: 64 });
+      assert.equal((await usage('/v1/chat/completions', { messages, max_tokens: null, min_tokens: 56 })).completion_tokens, 56, 'min_tokens up to the context left');
+      assert.equal((await usage('/v1/chat/completions', { messages, max_completion_tokens: 5 })).completion_tokens, 5);
+      assert.equal((await usage('/v1/completions', { prompt: [1, 2, 3] })).completion_tokens, 16);
+      // A streamed one ends with finish_reason on its 56th token.
+      const ev = sseEvents(await (await post(e, '/v1/chat/completions', { model: MODEL, messages, stream: true })).text());
+      const tokens = ev.slice(0, -1).map((x) => JSON.parse(x) as { choices: { delta: { content?: string }; finish_reason: string | null }[] }).filter((c) => c.choices[0]!.delta.content);
+      assert.equal(tokens.length, 56);
+      assert.equal(tokens.at(-1)!.choices[0]!.finish_reason, 'length');
+
+      const over = await post(e, '/v1/chat/completions', { model: MODEL, messages, min_tokens: 57 });
+      assert.equal(over.status, 400);
+      const err = ((await over.json()) as { error: { param: string; message: string } }).error;
+      assert.equal(err.param, 'min_tokens');
+      assert.match(err.message, /\[0, 56\]/);
+      const full = await post(e, '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'x'.repeat(4 * 57) }] }); // 3 + 4 + 57 = 64 tokens: none left
+      assert.equal(full.status, 400);
+      assert.match(((await full.json()) as { error: { message: string } }).error.message, /maximum context length is 64 tokens.*64 tokens in the messages/);
+    } finally {
+      await e.close();
     }
   });
 

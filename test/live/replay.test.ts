@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import { startEmulator } from '../../src/live/emulator/server.ts';
-import { replay } from '../../src/live/replay.ts';
+import { firstServedModel, replay } from '../../src/live/replay.ts';
 import { MODEL, startFleet } from './helpers.ts';
 
 const run = promisify(execFile);
@@ -123,6 +123,78 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
     }
   });
 
+  it("fails a stream with vLLM ≤ 0.10.0's top-level error event, one without the usage chunk asked for, and one short of max_tokens with ignore_eos", async () => {
+    const tok = 'data: {"choices":[{"text":"x","finish_reason":null}]}\n\n';
+    const usage = (n: number) => `data: {"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":${n},"total_tokens":${4 + n}}}\n\n`;
+    const done = 'data: [DONE]\n\n';
+    // vLLM ≤ 0.10.0 (before PR #22099): the ErrorResponse itself, no `error` key; no usage chunk; then [DONE].
+    const oldError = 'data: {"object":"error","message":"prompt too long for the KV cache","type":"BadRequestError","param":null,"code":400}\n\n';
+    const bodies = [tok + tok + oldError + done, tok + tok + done, tok + tok + usage(2) + done, tok + tok + usage(2) + done, tok + tok + tok + usage(3) + done];
+    let i = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(bodies[i++]);
+      });
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const res = [];
+      for (let k = 0; k < bodies.length; k++) {
+        const ignoreEos = k !== 3; // without ignore_eos a server may stop early (EOS): 2 of 3 is complete
+        res.push(...(await replay(url, [{ id: k, arrivalS: 0, inputTokens: 4, outputTokens: 3 }], { timeScale: 1, modelOf: () => MODEL, timeoutS: 5, maxInFlight: 10, ignoreEos })));
+      }
+      assert.deepEqual(
+        res.map((r) => [r.failure, r.outputTokens]),
+        [['incomplete', 2], ['no-usage', 2], ['short-output', 2], ['', 2], ['', 3]],
+      );
+      assert.equal(res[0]!.error, 'stream error event: 400: prompt too long for the KV cache');
+      assert.match(res[1]!.error, /without the usage chunk/);
+      assert.match(res[2]!.error, /2 output tokens .* max_tokens 3 with ignore_eos/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('sends the API key as Authorization: Bearer on every request, model discovery included (default OPENAI_API_KEY)', async () => {
+    const seen: (string | undefined)[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        seen.push(req.headers.authorization);
+        // vLLM with --api-key: 401 on /v1/* without the right key
+        if (req.headers.authorization !== 'Bearer k1' && req.headers.authorization !== 'Bearer env-key') return res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"Unauthorized"}');
+        if (req.url === '/v1/models') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[{"id":"served-m"}]}');
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end('data: {"choices":[{"text":"x"}]}\n\ndata: {"choices":[],"usage":{"completion_tokens":1}}\n\ndata: [DONE]\n\n');
+      });
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    const saved = process.env.OPENAI_API_KEY;
+    const opts = { timeScale: 1, modelOf: () => MODEL, timeoutS: 5, maxInFlight: 10, ignoreEos: true };
+    const src = [{ id: 0, arrivalS: 0, inputTokens: 4, outputTokens: 1 }];
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      delete process.env.OPENAI_API_KEY;
+      assert.equal(await firstServedModel(url, 5, 'k1'), 'served-m');
+      assert.deepEqual((await replay(url, src, { ...opts, apiKey: 'k1' })).map((r) => [r.status, r.failure]), [[200, '']]);
+      const noKey = await replay(url, src, opts);
+      assert.deepEqual([noKey[0]!.failure, noKey[0]!.error], ['http-401', 'HTTP 401: {"error":"Unauthorized"}']);
+      await assert.rejects(firstServedModel(url, 5), /--url: cannot list models at .*\/v1\/models \(HTTP 401: \{"error":"Unauthorized"\}\); pass --api-key \(or set OPENAI_API_KEY\), or --model/);
+      process.env.OPENAI_API_KEY = 'env-key';
+      assert.equal(await firstServedModel(url, 5), 'served-m');
+      assert.equal((await replay(url, src, opts))[0]!.failure, '');
+      assert.equal((await replay(url, src, { ...opts, apiKey: '' }))[0]!.failure, 'http-401', "apiKey '' sends none");
+      assert.deepEqual(seen, ['Bearer k1', 'Bearer k1', undefined, undefined, 'Bearer env-key', 'Bearer env-key', undefined]);
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = saved;
+      server.close();
+    }
+  });
+
   it('sends prompts that share no KV block, so a server with prefix caching cannot skip their prefill', async () => {
     const prompts: number[][] = [];
     const server = createServer((req, res) => {
@@ -131,7 +203,7 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
       req.on('end', () => {
         prompts.push((JSON.parse(body) as { prompt: number[] }).prompt);
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.end('data: {"choices":[{"text":"x"}]}\n\ndata: [DONE]\n\n');
+        res.end('data: {"choices":[{"text":"x"}]}\n\ndata: {"choices":[],"usage":{"completion_tokens":1}}\n\ndata: [DONE]\n\n');
       });
     });
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));

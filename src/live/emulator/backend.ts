@@ -19,6 +19,8 @@ export interface BackendSpec {
   catalog?: Catalog;
   /** Replaces the roofline step-time model (tests). */
   perf?: PerfModel;
+  /** Longest prompt + output accepted, as vLLM's --max-model-len (default and maximum: the model's context length). */
+  maxModelLen?: number;
 }
 
 /** Receives a request's tokens as the engine produces them. */
@@ -38,9 +40,14 @@ export function resolveBackendPool(spec: BackendSpec): PoolRuntime {
   const tp = spec.tp ?? 1;
   // vLLM shards attention heads across the TP group and refuses a degree that does not divide them.
   if (model.heads % tp !== 0) throw new UserError(`--tp: ${tp} does not divide ${spec.model}'s ${model.heads} attention heads (vLLM refuses such a tensor-parallel degree)`);
+  const mml = spec.maxModelLen;
+  // vLLM refuses a --max-model-len over the model's own (without VLLM_ALLOW_LONG_MAX_MODEL_LEN).
+  if (mml !== undefined && !(Number.isInteger(mml) && mml >= 1 && mml <= model.contextLength)) {
+    throw new UserError(`--max-model-len: expected an integer in [1, ${model.contextLength}] (${spec.model}'s context length), got ${mml}`);
+  }
   const sc = scenarioSchema.parse({
     workload: { trace: { path: 'unused' } },
-    fleet: { pools: [{ model: spec.model, hardware: spec.hardware, tp, count: 1, ...(spec.engine ? { engine: spec.engine } : {}) }] },
+    fleet: { pools: [{ model: spec.model, hardware: spec.hardware, tp, count: 1, ...(mml !== undefined ? { contextLength: mml } : {}), ...(spec.engine ? { engine: spec.engine } : {}) }] },
   });
   return resolvePools(sc, '.', 'step', spec.catalog ?? BUILTIN_CATALOG, spec.perf)[0]!;
 }
@@ -104,7 +111,8 @@ export class EmulatedBackend {
     private readonly clock: LiveClock,
   ) {
     this.pool = resolveBackendPool(spec);
-    this.contextLength = getModel(spec.model, spec.catalog ?? BUILTIN_CATALOG).contextLength;
+    // The pool's context length: --max-model-len when given, else the model's (as the simulator's pool).
+    this.contextLength = this.pool.contextLength;
     this.engine = new Engine(0, this.pool.engine, this.pool.perf, this.pool.queueOrder(), { onFinish: () => {} });
   }
 

@@ -37,7 +37,8 @@ export interface Emulator {
   close(): Promise<void>;
 }
 
-const DEFAULT_MAX_TOKENS = 16;
+/** vLLM's /v1/completions default max_tokens (CompletionRequest.max_tokens = 16). A chat has no fixed default: see below. */
+const COMPLETIONS_MAX_TOKENS = 16;
 
 /** Starts a vLLM-like OpenAI server for one model on one modelled GPU (see docs/LIVE.md for the API). */
 export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
@@ -67,9 +68,23 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
     // vLLM fills a missing model with the served one; any other value is an error.
     if (body.model !== undefined && body.model !== null && typeof body.model !== 'string') return sendError(res, 400, `'model' must be a string, got ${JSON.stringify(body.model)}`, 'BadRequestError', null, {}, 'model');
     if (typeof body.model === 'string' && body.model !== servedName) return sendError(res, 404, `The model \`${body.model}\` does not exist.`, 'NotFoundError', 'model_not_found', {}, 'model');
-    const f = completionFields(body, chat, DEFAULT_MAX_TOKENS);
+    const f = completionFields(body, chat, COMPLETIONS_MAX_TOKENS);
     if ('param' in f) return sendError(res, 400, f.message, 'BadRequestError', null, {}, f.param);
-    const { inputTokens, maxTokens: outputTokens, stream, includeUsage } = f;
+    const { inputTokens, stream, includeUsage } = f;
+    let outputTokens = f.maxTokens;
+    // A chat without max_completion_tokens / max_tokens: vLLM's get_max_tokens gives it the context left after the
+    // prompt (max_model_len − prompt tokens), not 16 (only /v1/completions defaults to 16). completionFields cannot
+    // know the context, so its chat estimate is replaced here and min_tokens (unbounded there) is checked against it.
+    const limited = [body.max_completion_tokens, body.max_tokens].some((v) => v !== undefined && v !== null);
+    if (chat && !limited) {
+      const left = backend.contextLength - inputTokens;
+      // vLLM's _validate_input: without max_tokens the prompt alone must leave room for one token.
+      if (left < 1) return sendError(res, 400, `This model's maximum context length is ${backend.contextLength} tokens. However, you requested ${inputTokens} tokens in the messages. Please reduce the length of the messages.`, 'BadRequestError');
+      const minTokens = typeof body.min_tokens === 'number' ? body.min_tokens : 0;
+      // SamplingParams: min_tokens ≤ max_tokens (here the context left).
+      if (minTokens > left) return sendError(res, 400, `'min_tokens' must be an integer in [0, ${left}] (the context left after the prompt), got ${minTokens}`, 'BadRequestError', null, {}, 'min_tokens');
+      outputTokens = left;
+    }
     const why = backend.reject(inputTokens, outputTokens);
     if (why) return sendError(res, 400, why, 'BadRequestError');
     if ((opts.errorRate ?? 0) > 0 && rng.next() < opts.errorRate!) return sendError(res, 500, 'injected failure', 'InternalServerError');
@@ -93,15 +108,18 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
         if (stream) {
           // vLLM sends a chat stream's first chunk (the role) with the first output, after prefill, not before.
           let out = chat && from === 0 && upto > 0 ? chunk({ delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }) : '';
-          for (let i = from; i < upto; i++) out += chat ? chunk({ delta: { content: syntheticToken(i) }, logprobs: null, finish_reason: null }) : chunk({ text: syntheticToken(i), logprobs: null, finish_reason: null });
+          for (let i = from; i < upto; i++) {
+            // As vLLM: the last token's chunk carries finish_reason (and stop_reason); no empty chunk after it.
+            const end = i === outputTokens - 1 ? { finish_reason: 'length', stop_reason: null } : { finish_reason: null };
+            out += chat ? chunk({ delta: { content: syntheticToken(i) }, logprobs: null, ...end }) : chunk({ text: syntheticToken(i), logprobs: null, ...end });
+          }
           if (out) res.write(out);
         } else for (let i = from; i < upto; i++) text += syntheticToken(i);
       },
       onFinish() {
         if (outputTokens > stall) return; // stalled: say nothing more, keep the connection open
         if (stream) {
-          let out = chat ? chunk({ delta: {}, logprobs: null, finish_reason: 'length', stop_reason: null }) : chunk({ text: '', logprobs: null, finish_reason: 'length', stop_reason: null });
-          if (usage) out += `data: ${JSON.stringify({ id, object, created, model: servedName, choices: [], usage: usageBlock() })}\n\n`;
+          const out = usage ? `data: ${JSON.stringify({ id, object, created, model: servedName, choices: [], usage: usageBlock() })}\n\n` : '';
           res.end(`${out}data: [DONE]\n\n`);
         } else {
           const choice = chat ? { index: 0, message: { role: 'assistant', content: text }, logprobs: null, finish_reason: 'length', stop_reason: null } : { index: 0, text, logprobs: null, finish_reason: 'length', stop_reason: null };
