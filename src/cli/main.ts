@@ -22,7 +22,8 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
 export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('llmfleet')
     .description('Simulate, plan and run LLM inference fleets')
-    .showHelpAfterError('(run with --help for usage)')
+    // Parse errors are printed by main, as one line (commanderLine); help still goes to stdout as usual.
+    .configureOutput({ outputError: () => {} })
     .exitOverride();
   const names = only !== undefined && Object.hasOwn(COMMANDS, only) ? [only] : Object.keys(COMMANDS);
   for (const name of names) (await COMMANDS[name]!())(program);
@@ -41,8 +42,10 @@ export async function main(argv: string[]): Promise<void> {
     await (await buildProgram(argv[2])).parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) {
-      // commander has already printed its message; help and version are not errors.
-      process.exit(e.exitCode === 0 ? 0 : 2);
+      // Help and version are not errors; help shown for a missing command (on stderr) has been printed already.
+      if (e.exitCode === 0) process.exit(0);
+      if (e.code !== 'commander.help' && e.code !== 'commander.helpDisplayed') process.stderr.write(`llmfleet: ${commanderLine(e.message)}\n`);
+      process.exit(2);
     }
     if (e instanceof UserError) {
       process.stderr.write(`llmfleet: ${e.message}\n`);
@@ -57,4 +60,17 @@ export async function main(argv: string[]): Promise<void> {
     }
     throw e;
   }
+}
+
+/**
+ * A commander parse error as one line: `error: unknown option '--sede'\n(Did you mean --seed?)` becomes
+ * `unknown option '--sede' (did you mean --seed?); run with --help for usage`.
+ */
+export function commanderLine(message: string): string {
+  const parts = message.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const text = parts
+    .map((l, i) => (i === 0 ? l.replace(/^error:\s*/, '') : l.replace(/^\((\w)/, (_, c: string) => `(${c.toLowerCase()}`)))
+    .join(' ')
+    .replace(/\.$/, '');
+  return `${text}; run with --help for usage`;
 }

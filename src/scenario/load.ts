@@ -42,7 +42,7 @@ export interface FlagOverride {
 /** Reads a scenario file as a mapping, with line positions kept for errors. */
 export function readScenarioDoc(file: string | undefined, fallback = DEFAULT_SCENARIO): { doc: ConfigDoc; source: string } {
   const source = file ? resolve(file) : fallback;
-  if (!existsSync(source)) throw new UserError(`${file ?? source}: no such scenario file`);
+  if (!existsSync(source)) throw new UserError(`${source}: no such scenario file`);
   const doc = readConfigFile(source);
   if (doc.raw === null || typeof doc.raw !== 'object' || Array.isArray(doc.raw)) {
     throw new UserError(`${source}: expected a YAML mapping at the top level`);

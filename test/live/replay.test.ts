@@ -188,6 +188,12 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
       assert.equal((await replay(url, src, opts))[0]!.failure, '');
       assert.equal((await replay(url, src, { ...opts, apiKey: '' }))[0]!.failure, 'http-401', "apiKey '' sends none");
       assert.deepEqual(seen, ['Bearer k1', 'Bearer k1', undefined, undefined, 'Bearer env-key', 'Bearer env-key', undefined]);
+      // The CLI's --api-key reaches discovery and the request.
+      delete process.env.OPENAI_API_KEY;
+      const out = mkdtempSync(join(tmpdir(), 'llmfleet-replay-key-'));
+      const r = await cli(['--url', url, '--api-key', 'k1', '--set', 'workload.transforms.limit=1', '--out', out, '--quiet']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(seen.slice(7), ['Bearer k1', 'Bearer k1']);
     } finally {
       if (saved === undefined) delete process.env.OPENAI_API_KEY;
       else process.env.OPENAI_API_KEY = saved;

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UserError } from '../../util/errors.ts';
-import { prepareOutDir } from '../util.ts';
+import { prepareOutDir, requireFile } from '../util.ts';
 import { BUILTIN_CATALOG, getModel, loadCatalogFile } from '../../model/catalog.ts';
 import { loadProfileTable } from '../../perf/profile-table.ts';
 import { calibrate, type CalibrationResult, type ErrorStats } from '../../perf/calibrate.ts';
@@ -130,10 +130,10 @@ export function registerCalibrate(program: Command): void {
     .action((opts: { profile: string; out: string; map?: Record<string, string>; fitPer: string; largeStepComm: boolean; vidur?: string | true; steps?: string[] | true; catalog?: string }) => {
       if (opts.vidur !== undefined && opts.steps !== undefined) throw new UserError('--vidur and --steps: give one check at a time');
       // A bad file is a ConfigError naming it (and the line and field of a bad entry): exit 2, one line.
-      const catalog = opts.catalog === undefined ? BUILTIN_CATALOG : loadCatalogFile(opts.catalog);
+      const catalog = opts.catalog === undefined ? BUILTIN_CATALOG : loadCatalogFile(resolve(opts.catalog));
       if (opts.steps !== undefined) {
         prepareOutDir('--out', opts.out);
-        const result = checkMeasuredSteps(opts.steps === true ? BUNDLED_STEPS : opts.steps, catalog);
+        const result = checkMeasuredSteps(opts.steps === true ? BUNDLED_STEPS : opts.steps.map((f) => requireFile('--steps', f)), catalog);
         process.stdout.write(formatStepCheck(result) + '\n');
         const file = join(opts.out, 'step-check.json');
         writeFileSync(file, JSON.stringify({ command: `llmfleet ${process.argv.slice(2).join(' ')}`, ...result }, null, 2) + '\n');
@@ -143,7 +143,7 @@ export function registerCalibrate(program: Command): void {
       if (opts.vidur !== undefined) {
         prepareOutDir('--out', opts.out);
         const t0 = performance.now();
-        const result = checkVidurProfiles(opts.vidur === true ? BUNDLED_VIDUR : opts.vidur, catalog);
+        const result = checkVidurProfiles(opts.vidur === true ? BUNDLED_VIDUR : resolve(opts.vidur), catalog);
         process.stderr.write(`checked in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
         process.stdout.write(formatVidurCheck(result) + '\n');
         const file = join(opts.out, 'vidur-check.json');
@@ -156,7 +156,7 @@ export function registerCalibrate(program: Command): void {
         throw new UserError(`--fit-per: expected 'hardware' or 'key', got '${opts.fitPer}'`);
       }
       prepareOutDir('--out', opts.out);
-      const table = loadProfileTable(opts.profile);
+      const table = loadProfileTable(resolve(opts.profile));
       const profileModels = new Set(table.rows.map((r) => r.model));
       for (const [key, id] of Object.entries(map)) {
         if (!profileModels.has(key)) throw new UserError(`--map ${key}=${id}: '${key}' is not a model of ${opts.profile} (its models: ${[...profileModels].sort().join(', ')})`);

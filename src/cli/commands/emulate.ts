@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { startEmulator } from '../../live/emulator/server.ts';
 import { loadCatalogFile } from '../../model/catalog.ts';
@@ -62,7 +63,7 @@ export function registerEmulate(program: Command): void {
       if (kvBlocks !== undefined) engine.kvBlocks = kvBlocks;
       if (maxNumSeqs !== undefined) engine.maxNumSeqs = maxNumSeqs;
       // A bad file is a ConfigError naming it (and the line and field of a bad entry): exit 2, one line.
-      const catalog = o.catalog === undefined ? undefined : loadCatalogFile(o.catalog);
+      const catalog = o.catalog === undefined ? undefined : loadCatalogFile(resolve(o.catalog));
       const emu = await startEmulator({
         model: o.model,
         hardware: o.hardware,

@@ -90,7 +90,7 @@ export function registerForecast(program: Command): void {
       if (period !== undefined && period < 1) throw new UserError(`--period: expected an integer ≥ 1, got ${period}`);
       if (folds < 1) throw new UserError(`--folds: expected an integer ≥ 1, got ${folds}`);
 
-      const { inputs, note } = o.series !== undefined ? seriesInput(o.series, o.impute) : traceInputs(o);
+      const { inputs, note } = o.series !== undefined ? seriesInput(resolve(o.series), o.impute) : traceInputs(o);
       const results: { input: Named; res: RunResult }[] = [];
       for (const input of inputs) {
         const res = runForecast(input.values, { model: o.model, horizon, holdout, stepS: input.stepS, period, logTransform: o.log, seed, folds, imputed: input.imputed });
@@ -121,7 +121,7 @@ function traceInputs(o: Flags): { inputs: Named[]; note: InputNote } {
   if (o.granularity === undefined) throw new UserError('forecast: --trace needs --granularity (e.g. 1m, 10m, 1h)');
   const stepS = parseGranularity(o.granularity);
   const keys = parseKeyFields(o.key ?? '');
-  const path = o.trace!;
+  const path = resolve(o.trace!);
   const source = openTrace(path, o.traceFormat ?? detectFormat(path));
   let typeOf: ((r: TraceRequest) => string) | undefined;
   if (keys.includes('type')) {

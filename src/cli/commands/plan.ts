@@ -207,7 +207,7 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
         ...(scenarios !== undefined ? { scenarios } : {}),
         ...(f.trials ? { trials: num('trials', f.trials, { int: true, min: 1 }) } : {}),
         ...(headroom ? { headroom } : {}),
-        ...(f.trace !== undefined ? { tracePath: f.trace === 'none' ? null : f.trace } : {}),
+        ...(f.trace !== undefined ? { tracePath: f.trace === 'none' ? null : resolve(f.trace) } : {}),
         ...(f.day !== undefined ? { traceDay: f.day } : {}),
         ...(stresses ? { stresses } : {}),
         ...(f.sigmas !== undefined ? { sigmas: numList('sigmas', f.sigmas, 0) } : {}),
@@ -313,6 +313,7 @@ export function registerPlan(program: Command): void {
       }
       if (f.out) prepareOutDir('--out', f.out);
       if (f.writeLp) prepareOutDir('--write-lp (its folder)', dirname(resolve(f.writeLp)));
+      if (f.simCheck !== undefined && !f.out && mode !== 'study') prepareOutDir('--sim-check (its folder)', join('out', 'plan-sim-check'));
       if (mode === 'study') return runStudy(which, f);
       if (!SOLVERS.includes(f.solver as SolverName)) throw new UserError(`--solver: expected one of ${SOLVERS.join(', ')}, got ${JSON.stringify(f.solver)}`);
       if (f.encoding !== 'paper' && f.encoding !== 'compact') throw new UserError(`--encoding: expected paper or compact, got ${JSON.stringify(f.encoding)}`);
@@ -321,7 +322,7 @@ export function registerPlan(program: Command): void {
       const headroom = f.headroom !== undefined ? parseHeadroom('headroom', f.headroom) : undefined;
       const simCheckS = f.simCheck === undefined ? undefined : f.simCheck === true ? SIM_CHECK_DEFAULT_S : num('sim-check', f.simCheck, { min: 1 });
       let problem: Problem;
-      if (f.problem) problem = loadProblem(f.problem);
+      if (f.problem) problem = loadProblem(resolve(f.problem));
       else {
         const [I, J, K] = parseSize('generate', f.generate!);
         problem = generateProblem(I, J, K, seed);

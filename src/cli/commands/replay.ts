@@ -1,12 +1,11 @@
 import { Option, type Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { request } from 'undici';
 import { RequestLog, latencyBlock, type LatencyBlock } from '../../metrics/collector.ts';
 import type { Scenario } from '../../scenario/schema.ts';
 import { dist } from '../../metrics/stats.ts';
 import { loadScenario } from '../../scenario/load.ts';
-import { replay, type ReplayResult } from '../../live/replay.ts';
+import { firstServedModel, replay, type ReplayResult } from '../../live/replay.ts';
 import { formatAttainment, formatLatency } from '../../report/format.ts';
 import { UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
@@ -26,6 +25,7 @@ interface ReplayFlags {
   timeout: string;
   maxInFlight: string;
   ignoreEos: boolean;
+  apiKey?: string;
   out: string;
   quiet?: boolean;
 }
@@ -45,6 +45,7 @@ export function registerReplay(program: Command): void {
     .option('--timeout <s>', 'wall seconds a request may take', '600')
     .option('--max-in-flight <n>', 'requests in flight beyond which a new one is counted as failed (client-overload), not sent', '10000')
     .option('--no-ignore-eos', "do not send vLLM's ignore_eos (for servers that reject it; outputs may then stop early)")
+    .option('--api-key <key>', 'sent as Authorization: Bearer <key> on every request, /v1/models included (default: $OPENAI_API_KEY when set)')
     .option('--out <dir>', 'output folder', 'out/replay')
     .option('--quiet', 'print nothing but errors')
     .action(async (o: ReplayFlags) => {
@@ -59,7 +60,7 @@ export function registerReplay(program: Command): void {
       keptTransformsNote(o, scenario.workload);
       // The same stream of requests `simulate` replays for this scenario and seed.
       const workload = openWorkload(scenario.workload, new Rng(scenario.seed).fork('workload'), baseDir);
-      const fallbackModel = o.model ?? (await firstServedModel(base, timeoutS));
+      const fallbackModel = o.model ?? (await firstServedModel(base, timeoutS, o.apiKey));
       const modelOf = o.model !== undefined ? () => o.model! : (r: TraceRequest) => r.model ?? fallbackModel;
 
       const log = new RequestLog();
@@ -76,6 +77,7 @@ export function registerReplay(program: Command): void {
           timeoutS,
           maxInFlight,
           ignoreEos: o.ignoreEos,
+          apiKey: o.apiKey,
           modelOf,
           onResult: () => progress.set({ ended: ++ended }),
         });
@@ -162,20 +164,6 @@ function baseUrl(raw: string): string {
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UserError(`--url: expected http:// or https://, got '${raw}'`);
   if (u.pathname !== '/' || u.search !== '') throw new UserError(`--url: expected the server's base URL without a path (requests go to /v1/completions), got '${raw}'`);
   return u.origin;
-}
-
-/** The first model id of GET /v1/models, or a UserError saying what went wrong and to pass --model. */
-async function firstServedModel(base: string, timeoutS: number): Promise<string> {
-  let ids: string[] = [];
-  try {
-    const res = await request(`${base}/v1/models`, { signal: AbortSignal.timeout(Math.min(timeoutS, 30) * 1000) });
-    const body = (await res.body.json()) as { data?: { id?: unknown }[] };
-    ids = (body.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
-  } catch (e) {
-    throw new UserError(`--url: cannot list models at ${base}/v1/models (${(e as Error).message}); is the server up? (or pass --model)`);
-  }
-  if (ids.length === 0) throw new UserError(`--url: ${base}/v1/models lists no model; pass --model`);
-  return ids[0]!;
 }
 
 function* countSent(src: Iterable<TraceRequest>, onEach: (r: TraceRequest) => void): Generator<TraceRequest> {

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { Pool } from 'undici';
 import { BACKEND_URL_EXPECTED, backendBaseUrl, gatewayConfigSchema, loadGatewayConfig, type GatewayConfig } from '../../live/gateway/config.ts';
@@ -48,7 +49,7 @@ export function registerServe(program: Command): void {
       let cfg: GatewayConfig;
       if (o.config) {
         if (o.backend.length > 0) throw new UserError('--backend: give backends in the config file (pools[].backends) or use the quick form without --config');
-        cfg = loadGatewayConfig(o.config);
+        cfg = loadGatewayConfig(resolve(o.config));
         raw = { ...cfg };
       } else {
         if (o.backend.length === 0) throw new UserError('give --config FILE or at least one --backend URL');
@@ -72,7 +73,7 @@ export function registerServe(program: Command): void {
         raw.routing = { policy: o.routing, options: {} };
       }
       const parsed = gatewayConfigSchema.safeParse(raw);
-      if (!parsed.success) throw issueError(parsed.error, raw, { source: o.config ?? 'flags' });
+      if (!parsed.success) throw issueError(parsed.error, raw, { source: o.config ? resolve(o.config) : 'flags' });
       cfg = parsed.data;
       const gw = await startGateway(cfg);
       const n = gw.fleet.instances.length;

@@ -1,0 +1,74 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, realpathSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+// Bad input exits 2 with one line `llmfleet: …` naming the file (as an absolute path) or the flag; never a stack
+// trace, never a hang. The timeout only stops a hung run (the test then fails on its exit status), it times nothing.
+const BIN = resolve('bin/llmfleet.js');
+const cli = (args: string[], cwd?: string) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 20_000, ...(cwd ? { cwd } : {}) });
+const tmp = () => realpathSync(mkdtempSync(join(tmpdir(), 'llmfleet-errors-')));
+
+function oneLine(r: ReturnType<typeof cli>, what: string): string {
+  assert.equal(r.status, 2, `${what}: exit ${r.status} (signal ${r.signal}): ${r.stderr}`);
+  assert.match(r.stderr, /^llmfleet: [^\n]+\n$/, `${what}: one line: ${JSON.stringify(r.stderr)}`);
+  return r.stderr;
+}
+
+test('an --out under /proc exits 2 with one line instead of looping forever in mkdir', { skip: !existsSync('/proc/self') && 'no /proc' }, () => {
+  const cases: [string[], string][] = [
+    [['simulate', '--set', 'workload.transforms.limit=100', '--no-report', '--quiet'], '/proc/llmfleet-test-x/y'],
+    [['plan', '--generate', '2,2,2', '--solver', 'gh', '--bound-time-limit', '0'], '/proc/llmfleet-test-x'],
+  ];
+  for (const [args, out] of cases) {
+    const err = oneLine(cli([...args, '--out', out]), args[0]!);
+    assert.ok(err.startsWith(`llmfleet: --out ${out}: cannot write there: `), err);
+  }
+});
+
+test('an --out several levels below an existing folder is made level by level', () => {
+  const out = join(tmp(), 'a', 'b', 'c');
+  const r = cli(['simulate', '--set', 'workload.transforms.limit=50', '--no-report', '--quiet', '--out', out]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(statSync(join(out, 'summary.json')).isFile());
+});
+
+test('argument-parser errors are one line with the llmfleet: prefix and exit 2', () => {
+  const r = cli(['simulate', '--sede', '7']);
+  assert.equal(r.status, 2);
+  assert.equal(r.stderr, "llmfleet: unknown option '--sede' (did you mean --seed?); run with --help for usage\n");
+  assert.equal(r.stdout, '');
+  const cases: [string[], RegExp][] = [
+    [['bogus'], /^llmfleet: unknown command 'bogus'; run with --help for usage\n$/],
+    [['simulate', 'extra-arg'], /^llmfleet: too many arguments for 'simulate'\. Expected 0 arguments but got 1; run with --help for usage\n$/],
+    [['simulate', '--engine', 'bogus'], /^llmfleet: option '--engine <mode>' argument 'bogus' is invalid\. Allowed choices are fast, step; run with --help for usage\n$/],
+    [['simulate', '--trace-format', 'bogus'], /^llmfleet: option '--trace-format <format>' argument 'bogus' is invalid\. Allowed choices are .*; run with --help for usage\n$/],
+    [['plan', '--seed'], /^llmfleet: option '--seed <n>' argument missing; run with --help for usage\n$/],
+  ];
+  for (const [args, err] of cases) assert.match(oneLine(cli(args), args.join(' ')), err);
+});
+
+test('--help still prints the usage on stdout and exits 0', () => {
+  for (const args of [['--help'], ['simulate', '--help'], ['help', 'plan']]) {
+    const r = cli(args);
+    assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stdout, /^Usage: llmfleet/, args.join(' '));
+    assert.equal(r.stderr, '');
+  }
+});
+
+test('files given by a relative path are named by their absolute path in errors', () => {
+  const dir = tmp();
+  copyFileSync('scenarios/default.yaml', join(dir, 'not-a-problem.yaml'));
+  assert.equal(oneLine(cli(['simulate', '--scenario', 'nope.yaml'], dir), 'scenario'), `llmfleet: ${dir}/nope.yaml: no such scenario file\n`);
+  assert.equal(oneLine(cli(['compare', '--scenario', 'nope.yaml'], dir), 'compare'), `llmfleet: ${dir}/nope.yaml: no such scenario file\n`);
+  const problem = oneLine(cli(['plan', '--problem', 'not-a-problem.yaml'], dir), 'problem');
+  assert.ok(problem.startsWith(`llmfleet: ${dir}/not-a-problem.yaml budgetUsd: `), problem);
+  assert.ok(oneLine(cli(['plan', '--problem', 'nope.yaml'], dir), 'missing problem').startsWith(`llmfleet: ${dir}/nope.yaml: `));
+  assert.equal(oneLine(cli(['plan', 'study', 'robustness', '--trace', 'nope.csv'], dir), 'robustness trace'), `llmfleet: ${dir}/nope.csv: file not found\n`);
+  assert.ok(oneLine(cli(['forecast', '--series', 'nope.csv', '--horizon', '3', '--out', join(dir, 'f')], dir), 'series').startsWith(`llmfleet: ${dir}/nope.csv: `));
+  assert.equal(oneLine(cli(['calibrate', '--steps', 'nope.csv', '--out', join(dir, 'c')], dir), 'steps'), `llmfleet: --steps ${dir}/nope.csv: file not found\n`);
+  assert.ok(oneLine(cli(['serve', '--config', 'nope.yaml'], dir), 'serve').startsWith(`llmfleet: ${dir}/nope.yaml: `));
+});
