@@ -16,6 +16,7 @@ context C); `llmfleet calibrate --steps FILE` checks the roofline against them.
     python3 bench/gpu/measure_steps.py --out DIR          # on the GPU, ≈ 5-6 min on an H100 (the two small models ≈ 100 s)
     python3 bench/gpu/measure_steps.py --mixed --out DIR  # mixed prompt-chunk + decode steps instead (column chunk_tokens)
     python3 bench/gpu/measure_steps.py --long --models llama3.1-8b --variants fused --out DIR  # 8k-32k tokens
+    python3 bench/gpu/measure_steps.py --moe --out DIR    # Mixtral-8x7B, 4 layers, experts as grouped GEMMs
     python3 bench/gpu/measure_steps.py --smoke --out DIR  # tiny shapes on the CPU, to check the script
 """
 import argparse
@@ -39,6 +40,10 @@ MODELS = {
     'llama3.2-3b': dict(layers=28, hidden=3072, heads=24, kv=8, hd=128, inter=8192, vocab=128256),
 }
 SMOKE_MODELS = {'tiny': dict(layers=2, hidden=256, heads=4, kv=2, hd=64, inter=512, vocab=1000)}
+# Mixture of experts (`--moe`): Mixtral-8x7B's shape, 4 of its 32 layers; the expert MLPs as grouped GEMMs.
+MOE_MODELS = {'mixtral-8x7b': dict(layers=4, hidden=4096, heads=32, kv=8, hd=128, inter=14336, vocab=32000, experts=8, topk=2)}
+SMOKE_MOE = {'tiny-moe': dict(layers=2, hidden=256, heads=4, kv=2, hd=64, inter=512, vocab=1000, experts=4, topk=2)}
+MOE_ALIGN = 16  # rows per expert group are padded to this (the grouped GEMM's alignment; torchtitan pads the same)
 
 PREFILL = [(1, 128), (1, 256), (1, 512), (1, 1024), (1, 2048), (1, 4096), (1, 8192), (4, 256), (4, 1024), (16, 128), (2, 2048)]
 DECODE_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -108,8 +113,60 @@ def rope(x, cos, sin):
 
 
 def _fused_mlp(x, w):
+    if 'router' in w:
+        return x + _moe_mlp(F.rms_norm(x, (x.shape[-1],), w['ln2'], 1e-5), w)
     g, u = (F.rms_norm(x, (x.shape[-1],), w['ln2'], 1e-5) @ w['wgu']).chunk(2, dim=-1)
     return torch.addmm(x, F.silu(g) * u, w['wd'])
+
+
+def _moe_mlp(x, w):
+    """Top-k routing, then each expert's SwiGLU over its tokens as one grouped GEMM per projection (as vLLM's fused
+    MoE kernel: an expert no token chose is not read). Static shapes throughout, so a decode step can be captured
+    as a CUDA graph: the token copies are sorted by expert into a buffer whose groups are padded to MOE_ALIGN rows."""
+    T, D = x.shape
+    E, K = w['w13'].shape[0], w['topk']
+    gates, chosen = torch.softmax((x @ w['router']).float(), dim=-1).topk(K, dim=-1)
+    gates = (gates / gates.sum(-1, keepdim=True)).to(x.dtype).reshape(-1)
+    flat = chosen.reshape(-1)
+    order = torch.argsort(flat, stable=True)
+    counts = F.one_hot(flat, E).sum(0)
+    padded = (counts + MOE_ALIGN - 1) // MOE_ALIGN * MOE_ALIGN
+    ends = torch.cumsum(padded, 0)
+    sorted_e = flat[order]
+    rank = torch.arange(T * K, device=x.device) - (torch.cumsum(counts, 0) - counts)[sorted_e]
+    dest = (ends - padded)[sorted_e] + rank
+    token = order // K
+    buf = torch.zeros(T * K + E * MOE_ALIGN, D, device=x.device, dtype=x.dtype)
+    buf[dest] = x[token]
+    if w['grouped']:
+        offs = ends.to(torch.int32)
+        h = torch._grouped_mm(buf, w['w13'].transpose(-2, -1), offs=offs)
+        g, u = h.chunk(2, dim=-1)
+        y = torch._grouped_mm((F.silu(g) * u).contiguous(), w['w2'].transpose(-2, -1), offs=offs)
+    else:  # no grouped GEMM in this PyTorch: one GEMM per expert over its group (eager only: data-dependent shapes)
+        y = torch.zeros_like(buf)
+        lo = 0
+        for e, hi in enumerate(ends.tolist()):
+            if hi > lo:
+                g, u = (buf[lo:hi] @ w['w13'][e].T).chunk(2, dim=-1)
+                y[lo:hi] = (F.silu(g) * u) @ w['w2'][e].T
+            lo = hi
+    return torch.zeros_like(x).index_add_(0, token, y[dest] * gates[order, None])
+
+
+def grouped_mm_works(dev, dtype):
+    """Whether torch._grouped_mm runs here (PyTorch ≥ 2.8 on Hopper or newer), on a small case checked against loops."""
+    if dev.type != 'cuda' or not hasattr(torch, '_grouped_mm'):
+        return False
+    try:
+        a = torch.randn(64, 64, device=dev, dtype=dtype)  # rows past the last offset, an empty group: as used
+        b = torch.randn(3, 32, 64, device=dev, dtype=dtype)
+        offs = torch.tensor([16, 16, 48], device=dev, dtype=torch.int32)
+        out = torch._grouped_mm(a, b.transpose(-2, -1), offs=offs)
+        ref = torch.cat([a[:16] @ b[0].T, a[16:48] @ b[2].T])
+        return bool(torch.allclose(out[:48], ref, atol=0.5, rtol=0.05))
+    except Exception:  # noqa: BLE001 - any failure means: use the loop
+        return False
 
 
 def fused_prefill_layer(x, w, cos, sin, B, L, H, KV, hd):
@@ -154,11 +211,15 @@ class MiniLlama:
         self.emb = r(cfg['vocab'], h)
         self.head = r(h, cfg['vocab'])
         self.norm = torch.ones(h, device=dev, dtype=dtype)
+        E = cfg.get('experts', 0)
+        grouped = E > 0 and grouped_mm_works(dev, dtype)
+        mlp = (lambda: dict(router=r(h, E), w13=r(E, 2 * I, h), w2=r(E, h, I), topk=cfg['topk'], grouped=grouped)) if E else (lambda: dict(wgu=r(h, 2 * I), wd=r(I, h)))
         self.layers = [
             dict(ln1=torch.ones(h, device=dev, dtype=dtype), wqkv=r(h, (H + 2 * KV) * hd), wo=r(H * hd, h),
-                 ln2=torch.ones(h, device=dev, dtype=dtype), wgu=r(h, 2 * I), wd=r(I, h))
+                 ln2=torch.ones(h, device=dev, dtype=dtype), **mlp())
             for _ in range(cfg['layers'])
         ]
+        self.moe_impl = ('grouped' if grouped else 'loop') if E else None
         inv = 1.0 / (10000 ** (torch.arange(0, hd, 2, device=dev, dtype=torch.float32) / hd))
         self.inv_freq = inv
 
@@ -338,6 +399,8 @@ def measure_model(name, cfg, dev, dtype, timer, rows, log, smoke, t0, variants, 
     for variant, (pname, dname) in VARIANTS.items():
         if variant not in variants:
             continue
+        if m.moe_impl is not None:  # comparison-only rows of their own (the fit takes dense fused/compiled rows)
+            pname, dname = f'moe-{m.moe_impl}-eager', f'moe-{m.moe_impl}-graph'
         if variant == 'compiled' and time.time() - t0 > TIME_GUARD_S:
             log(f'{name}: compiled variant skipped (past {TIME_GUARD_S} s)')
             continue
@@ -370,6 +433,11 @@ def measure_model(name, cfg, dev, dtype, timer, rows, log, smoke, t0, variants, 
 def measure_decode(m, name, B, C, dev, timer, out, log, eager, dname):
     """One decode shape: eager when asked, then as a captured CUDA graph (GPU only)."""
     caches, ids, pos = m.decode_state(B, C)
+    if m.moe_impl == 'loop':  # data-dependent shapes: no graph
+        r = timer(lambda: m.decode(caches, ids, pos), reps=10)
+        out('decode', B, C, dname.replace('-graph', '-eager'), r)
+        log(f'{name} decode {dname} (eager) B={B} C={C}: {r[0]:.3f} ms')
+        return
     if (B, C) in eager:
         r = timer(lambda: m.decode(caches, ids, pos), reps=10)
         out('decode', B, C, 'mini-eager', r)
@@ -443,6 +511,7 @@ def main():
     p.add_argument('--no-hf', action='store_true', help="skip the transformers cross-check")
     p.add_argument('--mixed', action='store_true', help='time mixed prefill-chunk + decode steps instead (kind "mixed")')
     p.add_argument('--long', action='store_true', help='long prompts and contexts instead (8k-32k tokens; use with --models llama3.1-8b)')
+    p.add_argument('--moe', action='store_true', help='a mixture of experts instead: 4 layers of Mixtral-8x7B, fused variant, grouped-GEMM experts')
     args = p.parse_args()
     dev = torch.device('cpu' if args.smoke else 'cuda')
     dtype = torch.float32 if args.smoke else torch.bfloat16
@@ -462,7 +531,12 @@ def main():
         HARDWARE = catalog_id(props.name)
         log(f'device: {props.name}, {props.total_memory / 2**30:.1f} GiB, {props.multi_processor_count} SMs; torch {torch.__version__}')
         ceilings(dev, dtype, timer, log)
-    models = SMOKE_MODELS if args.smoke else {k: MODELS[k] for k in args.models.split(',')}
+    if args.smoke and args.variants == ','.join(VARIANTS):
+        args.variants = 'plain,fused'  # torch.compile on a CPU builds C++ for minutes: only when asked for
+    if args.moe:
+        models, args.variants, args.no_hf = (SMOKE_MOE if args.smoke else MOE_MODELS), 'fused', True
+    else:
+        models = SMOKE_MODELS if args.smoke else {k: MODELS[k] for k in args.models.split(',')}
     t0 = time.time()
     path = os.path.join(args.out, 'steps.csv')
 

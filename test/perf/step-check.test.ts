@@ -103,12 +103,14 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
   // The defaults carry the measured 40 µs per layer (the GPU work here): graph-replayed decode within 3.6-10.1 %
   // on both GPUs, 1B to a 70B slice (docs/fidelity/perf.md); the fitted factors 1.9-7.3 %.
   it('the bundled H100 (pure, mixed, long, small models) and H200 measurements: every variant a key, one fit per device, graph-replayed decode within 12 % (defaults) and 8 % (fitted)', () => {
-    const files = ['h100-steps', 'h100-mixed-steps', 'h100-long-steps', 'h100-small-steps', 'h100-small-mixed-steps', 'h200-steps', 'h200-small-steps', 'h200-small-mixed-steps'].map(
+    const files = ['h100-steps', 'h100-mixed-steps', 'h100-long-steps', 'h100-small-steps', 'h100-small-mixed-steps', 'h200-steps', 'h200-small-steps', 'h200-small-mixed-steps', 'h200-moe-steps'].map(
       (f) => `data/profiles/measured/${f}.csv`,
     );
     const r = checkMeasuredSteps(files);
     assert.equal(r.keys.filter((k) => k.hardware === 'h100-80gb').length, 41, '5 models × (3 prefill + 4 decode variants + mixed), HF prefill for one');
-    assert.equal(r.keys.filter((k) => k.hardware === 'h200').length, 28, '3 models × fused and compiled, prefill and decode; 2 small models × every variant and mixed');
+    assert.equal(r.keys.filter((k) => k.hardware === 'h200').length, 30, '3 models × fused and compiled, prefill and decode; 2 small models × every variant and mixed; MoE prefill and decode');
+    // The mixture of experts (grouped-GEMM experts) is compared only: its keys carry their variant's name.
+    assert.ok(r.keys.some((k) => k.key === 'h200/mixtral-8x7b[4L]/decode (moe-grouped-graph)'));
     for (const gpu of ['h100-80gb', 'h200']) {
       for (const m of ['llama2-7b', 'llama3.1-8b', 'llama2-70b[10L]', 'llama3.2-1b', 'llama3.2-3b']) {
         const k = r.keys.find((x) => x.key === `${gpu}/${m}/decode`)!;

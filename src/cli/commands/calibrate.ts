@@ -13,7 +13,7 @@ import type { RowGroupCheck } from '../../perf/measured-check.ts';
 
 const BUNDLED_PROFILE = fileURLToPath(new URL('../../../data/profiles/splitwise_perf_model.csv', import.meta.url));
 const BUNDLED_VIDUR = fileURLToPath(new URL('../../../data/profiles/vidur', import.meta.url));
-const BUNDLED_STEPS = ['h100-steps', 'h100-mixed-steps', 'h100-long-steps', 'h100-small-steps', 'h100-small-mixed-steps', 'h200-steps', 'h200-small-steps', 'h200-small-mixed-steps'].map((f) => fileURLToPath(new URL(`../../../data/profiles/measured/${f}.csv`, import.meta.url)));
+const BUNDLED_STEPS = ['h100-steps', 'h100-mixed-steps', 'h100-long-steps', 'h100-small-steps', 'h100-small-mixed-steps', 'h200-steps', 'h200-small-steps', 'h200-small-mixed-steps', 'h200-moe-steps'].map((f) => fileURLToPath(new URL(`../../../data/profiles/measured/${f}.csv`, import.meta.url)));
 
 function collectMap(value: string, prev: Record<string, string> = {}): Record<string, string> {
   const m = /^([^=\s]+)=([^=\s]+)$/.exec(value);
