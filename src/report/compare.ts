@@ -3,22 +3,24 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import type { Scenario } from '../scenario/schema.ts';
 import { UserError } from '../util/errors.ts';
 import type { RunDigest } from './digest.ts';
 import { renderReportHtml } from './html.ts';
 import type { VariantOutcome, VariantTask } from './run-variant.ts';
 import { scenarioYaml } from './run-report.ts';
+import { pairedBlock, seededFrontier, seededStats, seededTable, type SeededEntry } from './seeds.ts';
 import { comparisonTable, type ComparisonTable } from './table.ts';
 import { comparisonWorkerScript } from './worker-bundle.ts';
 import type { ComparisonSetup, PreparedVariant } from './variants.ts';
 
 export interface CompareOptions {
   mode: 'fast' | 'step';
-  /** Worker threads (default: one per variant, at most the number of CPUs). 0 runs the variants one after another in this thread. */
+  /** Worker threads (default: one per variant, or per run with seeds, at most the number of CPUs). 0 runs the variants one after another in this thread. */
   workers?: number;
-  /** Simulated time and arrivals so far of variant `index` (arrives now and then from its worker). */
+  /** Simulated time and arrivals so far of variant `index` (with seeds: job `index` of `seededJobs`), now and then from its worker. */
   onProgress?: (index: number, simTimeS: number, arrived: number) => void;
-  /** Variant `index` has finished. */
+  /** Variant (with seeds: job) `index` has finished. */
   onDone?: (index: number) => void;
 }
 
@@ -28,8 +30,8 @@ export interface VariantResult {
   digest: RunDigest;
 }
 
-export function defaultWorkers(variants: number): number {
-  return Math.max(1, Math.min(variants, availableParallelism()));
+export function defaultWorkers(runs: number): number {
+  return Math.max(1, Math.min(runs, availableParallelism()));
 }
 
 /**
@@ -38,23 +40,67 @@ export function defaultWorkers(variants: number): number {
  * naming the variant.
  */
 export async function runComparison(setup: ComparisonSetup, opts: CompareOptions): Promise<VariantResult[]> {
-  const workers = opts.workers ?? defaultWorkers(setup.variants.length);
-  if (workers === 0) return runSequential(setup, opts);
-  const threads = Math.min(workers, setup.variants.length);
+  const outcomes = await runJobs(setup.variants, setup.baseDir, opts);
+  return outcomes.map((o, i) => toResult(setup.variants[i]!, o));
+}
+
+/** One variant run on each of several seeds (`compare --seeds`); `perSeed[i]` ran on the comparison's `seeds[i]`. */
+export interface SeededVariantResult {
+  name: string;
+  overrides: string[];
+  perSeed: VariantResult[];
+}
+
+/**
+ * The jobs of a comparison over `seeds`, seed-major (every variant on the first seed, then on the second, …):
+ * job `j` is variant `j % variants` on seed `seeds[⌊j / variants⌋]`, the variant's scenario with its seed replaced
+ * (a variant that sets its own seed gets each of the seeds too, so that every seed is a pair across variants).
+ */
+export function seededJobs(setup: ComparisonSetup, seeds: readonly number[]): { variant: number; seed: number; scenario: Scenario }[] {
+  return seeds.flatMap((seed) => setup.variants.map((v, variant) => ({ variant, seed, scenario: { ...v.scenario, seed } })));
+}
+
+/**
+ * Runs every variant once per seed (variants × seeds jobs, through the same pool as `runComparison`: `onProgress` and
+ * `onDone` get the job index of `seededJobs`). A failing run ends the comparison with a UserError naming the variant
+ * and the seed.
+ */
+export async function runSeededComparison(setup: ComparisonSetup, seeds: readonly number[], opts: CompareOptions): Promise<SeededVariantResult[]> {
+  const jobs = seededJobs(setup, seeds);
+  const outcomes = await runJobs(jobs.map((j) => ({ name: setup.variants[j.variant]!.name, scenario: j.scenario })), setup.baseDir, opts);
+  const results = setup.variants.map((v): SeededVariantResult => ({ name: v.name, overrides: v.overrides, perSeed: [] }));
+  jobs.forEach((j, i) => {
+    const v = setup.variants[j.variant]!;
+    results[j.variant]!.perSeed.push(toResult(v, outcomes[i], j.seed));
+  });
+  return results;
+}
+
+/** One simulation of a comparison: a variant's scenario (on one seed). */
+interface Job {
+  name: string;
+  scenario: Scenario;
+}
+
+/** Runs the jobs (in worker threads, or one after another in this thread with `workers: 0`); outcomes in order. */
+async function runJobs(jobs: readonly Job[], baseDir: string, opts: CompareOptions): Promise<VariantOutcome[]> {
+  const workers = opts.workers ?? defaultWorkers(jobs.length);
+  if (workers === 0) return runSequential(jobs, baseDir, opts);
+  const threads = Math.min(workers, jobs.length);
   const pool = new Piscina({
     filename: await comparisonWorkerScript(),
     minThreads: threads,
     maxThreads: threads,
-    // Tasks are whole simulations; a queue longer than the variant list never happens.
-    maxQueue: setup.variants.length,
+    // Tasks are whole simulations; a queue longer than the job list never happens.
+    maxQueue: jobs.length,
   });
   try {
-    const outcomes = await Promise.all(
-      setup.variants.map(async (v, i) => {
+    return await Promise.all(
+      jobs.map(async ({ name, scenario }, i) => {
         const { port1, port2 } = new MessageChannel();
         port1.on('message', (m: { simTimeS: number; arrived: number }) => opts.onProgress?.(i, m.simTimeS, m.arrived));
         try {
-          const task: VariantTask = { name: v.name, scenario: v.scenario, baseDir: setup.baseDir, mode: opts.mode, port: port2 };
+          const task: VariantTask = { name, scenario, baseDir, mode: opts.mode, port: port2 };
           let out: VariantOutcome;
           try {
             out = (await pool.run(task, { transferList: [port2] })) as VariantOutcome;
@@ -70,24 +116,28 @@ export async function runComparison(setup: ComparisonSetup, opts: CompareOptions
         }
       }),
     );
-    return outcomes.map((o, i) => toResult(setup.variants[i]!, o));
   } finally {
     await pool.destroy();
   }
 }
 
-async function runSequential(setup: ComparisonSetup, opts: CompareOptions): Promise<VariantResult[]> {
+async function runSequential(jobs: readonly Job[], baseDir: string, opts: CompareOptions): Promise<VariantOutcome[]> {
   // Imported here: a parallel comparison never runs the simulator in this thread.
   const { runVariant } = await import('./run-variant.ts');
-  return setup.variants.map((v, i) => {
-    const out = runVariant({ name: v.name, scenario: v.scenario, baseDir: setup.baseDir, mode: opts.mode }, (t, n) => opts.onProgress?.(i, t, n));
+  const outcomes: VariantOutcome[] = [];
+  for (const [i, { name, scenario }] of jobs.entries()) {
+    const out = runVariant({ name, scenario, baseDir, mode: opts.mode }, (t, n) => opts.onProgress?.(i, t, n));
     opts.onDone?.(i);
-    return toResult(v, out);
-  });
+    // A user mistake stops here, as it did before any later variant ran.
+    outcomes.push(out);
+    if (!out.ok) break;
+  }
+  return outcomes;
 }
 
-function toResult(v: PreparedVariant, o: VariantOutcome): VariantResult {
-  if (!o.ok) throw new UserError(`variant '${v.name}': ${o.message}`);
+function toResult(v: PreparedVariant, o: VariantOutcome | undefined, seed?: number): VariantResult {
+  if (!o) throw new Error(`variant '${v.name}': no outcome`);
+  if (!o.ok) throw new UserError(`variant '${v.name}'${seed === undefined ? '' : ` (seed ${seed})`}: ${o.message}`);
   return { name: v.name, overrides: v.overrides, digest: o.digest };
 }
 
@@ -124,10 +174,86 @@ export async function writeComparison(
   results: readonly VariantResult[],
   command: string,
 ): Promise<{ json: string; html: string }> {
-  const html = await buildComparisonReport(setup, results, command);
+  return writeFiles(dir, comparisonJson(setup, results, command), await buildComparisonReport(setup, results, command));
+}
+
+function writeFiles(dir: string, json: object, html: string): { json: string; html: string } {
   mkdirSync(dir, { recursive: true });
   const paths = { json: join(dir, 'comparison.json'), html: join(dir, 'report.html') };
-  writeFileSync(paths.json, JSON.stringify(comparisonJson(setup, results, command), null, 2) + '\n');
+  writeFileSync(paths.json, JSON.stringify(json, null, 2) + '\n');
   writeFileSync(paths.html, html);
   return paths;
+}
+
+/** A comparison over several seeds: the seeds, the baseline variant of the paired block, and every variant's runs. */
+export interface SeededComparison {
+  seeds: number[];
+  /** Index of the variant the paired block compares against (`--baseline`, default the first). */
+  baseline: number;
+  variants: SeededVariantResult[];
+}
+
+/** Each variant's summaries in the order of the seeds. */
+export function seededEntries(c: SeededComparison): SeededEntry[] {
+  return c.variants.map((v) => ({ name: v.name, summaries: v.perSeed.map((r) => r.digest.summary) }));
+}
+
+/** The first seed's run of every variant (what report.html's charts show). */
+export function firstSeedResults(c: SeededComparison): VariantResult[] {
+  return c.variants.map((v) => v.perSeed[0]!);
+}
+
+/**
+ * comparison.json over several seeds. As without `--seeds`, plus: `seeds`; per variant `mean` and `ci95` (the 95 %
+ * t-interval half-width) of each table column by key, in the summary's units, and `perSeed` (`{ seed, summary }`
+ * per seed); `paired`, the differences against the baseline. `seed` and each variant's `summary` are the first
+ * seed's run (what report.html's charts show).
+ */
+export function seededComparisonJson(setup: ComparisonSetup, c: SeededComparison, command: string) {
+  const entries = seededEntries(c);
+  const table = seededTable(entries);
+  const paired = pairedBlock(entries, c.baseline);
+  return {
+    scenario: setup.base.name,
+    seed: c.seeds[0]!,
+    seeds: c.seeds,
+    command,
+    variants: c.variants.map((v, i) => ({
+      name: v.name,
+      overrides: v.overrides,
+      summary: v.perSeed[0]!.digest.summary,
+      ...seededStats(table, i),
+      perSeed: v.perSeed.map((r, k) => ({ seed: c.seeds[k]!, summary: r.digest.summary })),
+    })),
+    paired: {
+      baseline: paired.baseline,
+      metrics: paired.metrics.map((m) => m.key),
+      variants: paired.rows.map((r) => ({
+        name: r.name,
+        diff: Object.fromEntries(
+          r.cells.map((x, j) => [paired.metrics[j]!.key, { mean: x.mean, ci95: x.ci95, n: x.n, wins: x.wins, excludesZero: x.excludesZero }]),
+        ),
+      })),
+    },
+  };
+}
+
+export function buildSeededComparisonReport(setup: ComparisonSetup, c: SeededComparison, command: string): Promise<string> {
+  const results = firstSeedResults(c);
+  const entries = seededEntries(c);
+  return renderReportHtml({
+    kind: 'comparison',
+    scenarioName: setup.base.name,
+    seed: c.seeds[0]!,
+    command,
+    scenarioYaml: scenarioYaml(setup.base),
+    variants: results.map((r) => ({ name: r.name, overrides: r.overrides })),
+    runs: results.map((r) => ({ name: r.name, digest: r.digest })),
+    seeded: { seeds: c.seeds, table: seededTable(entries), paired: pairedBlock(entries, c.baseline), frontier: seededFrontier(entries) },
+  });
+}
+
+/** `writeComparison` over several seeds. */
+export async function writeSeededComparison(dir: string, setup: ComparisonSetup, c: SeededComparison, command: string): Promise<{ json: string; html: string }> {
+  return writeFiles(dir, seededComparisonJson(setup, c, command), await buildSeededComparisonReport(setup, c, command));
 }

@@ -1,5 +1,6 @@
 import { reportCharts, renderSvg, type ReportRun } from './charts.ts';
-import { comparisonTable, frontierNames, tableNotes } from './table.ts';
+import { formatDiffCi, pairedNotes, type PairedBlock, type SeededTable } from './seeds.ts';
+import { comparisonTable, frontierNames, tableNotes, type ComparisonTable } from './table.ts';
 import { describeRuns, formatLatency as ms } from './format.ts';
 
 /** Everything report.html shows. */
@@ -15,6 +16,11 @@ export interface ReportModel {
   /** Each variant's `PATH=VALUE` overrides (empty for a single run). */
   variants: { name: string; overrides: readonly string[] }[];
   runs: ReportRun[];
+  /**
+   * A comparison over several seeds (`compare --seeds`): the table of means ± 95 % intervals and the paired block;
+   * `runs` (the charts, the single-seed table) are then the first seed's.
+   */
+  seeded?: { seeds: readonly number[]; table: SeededTable; paired: PairedBlock; frontier: readonly string[] };
 }
 
 /**
@@ -27,16 +33,20 @@ export async function renderReportHtml(m: ReportModel): Promise<string> {
   const title = m.kind === 'comparison' ? `Comparison: ${m.scenarioName}` : `Run: ${m.scenarioName}`;
   const summaries = m.runs.map((r) => ({ name: r.name, summary: r.digest.summary }));
   const minutes = [...new Set(summaries.map((r) => (r.summary.sim.simulatedSeconds / 60).toFixed(1)))];
+  const seedsFact = m.seeded ? `${m.seeded.seeds.length} seeds (${m.seeded.seeds.join(', ')}); charts and the first table: seed ${m.seeded.seeds[0]}; ` : '';
   const facts =
     summaries.length > 0
-      ? `${describeRuns(summaries).replaceAll('; ', ' · ')} · ${minutes.length === 1 ? minutes[0] : `${minutes[0]}–${minutes[minutes.length - 1]}`} simulated minutes`
+      ? `${(seedsFact + (m.seeded ? describeRuns(summaries).replace(/^seed [^;]*; /, '') : describeRuns(summaries))).replaceAll('; ', ' · ')} · ${minutes.length === 1 ? minutes[0] : `${minutes[0]}–${minutes[minutes.length - 1]}`} simulated minutes`
       : `seed ${m.seed}`;
   const parts: string[] = [];
   parts.push(`<header><h1>${esc(title)}</h1><p class="facts">${esc(facts)}${m.kind === 'comparison' ? ` · ${m.runs.length} variants` : ''}</p></header>`);
   parts.push(`<section id="command"><h2>Rerun</h2><pre><code>${esc(m.command)}</code></pre></section>`);
-  parts.push(`<section id="results"><h2>${m.kind === 'comparison' ? 'Comparison' : 'Results'}</h2>${resultsTable(m.runs)}${m.kind === 'run' ? latencyTable(m.runs[0]) : ''}</section>`);
+  if (m.seeded) parts.push(seededSection(m.seeded));
+  const resultsTitle = m.kind === 'comparison' ? (m.seeded ? `Comparison on the first seed (${m.seeded.seeds[0]})` : 'Comparison') : 'Results';
+  parts.push(`<section id="results"><h2>${esc(resultsTitle)}</h2>${resultsTable(m.runs)}${m.kind === 'run' ? latencyTable(m.runs[0]) : ''}</section>`);
+  const chartsTitle = m.seeded ? `Charts (the first seed, ${m.seeded.seeds[0]}, only)` : 'Charts';
   parts.push(
-    `<section id="charts"><h2>Charts</h2><div class="grid">${charts
+    `<section id="charts"><h2>${esc(chartsTitle)}</h2><div class="grid">${charts
       .map(
         (c, i) =>
           `<figure class="chart" id="chart-${c.id}"><figcaption><strong>${esc(c.title)}</strong> ${esc(c.caption)}</figcaption>${svgs[i]}</figure>`,
@@ -70,17 +80,49 @@ ${parts.join('\n')}
 function resultsTable(runs: readonly ReportRun[]): string {
   const t = comparisonTable(runs.map((r) => ({ name: r.name, summary: r.digest.summary })));
   const mark = runs.length > 1;
-  const head = `<tr><th>variant</th>${t.columns.map((c) => `<th title="${c.better === 'min' ? 'lower is better' : 'higher is better'}">${esc(c.title)}</th>`).join('')}</tr>`;
-  const body = t.rows
-    .map((r) => `<tr><td>${esc(r.name)}</td>${r.cells.map((c) => `<td class="num${mark && c.best ? ' best' : ''}">${esc(c.text)}</td>`).join('')}</tr>`)
-    .join('');
   const front = frontierNames(runs.map((r) => ({ name: r.name, summary: r.digest.summary })));
   const notes = tableNotes(t);
   const note = mark
     ? `<p class="note">Bold: ${esc(notes.best)}. ${notes.finishedOnly ? `${esc(notes.finishedOnly)}. ` : ''}` +
       `Pareto frontier on cost and SLO attainment: <strong>${front.map(esc).join(', ')}</strong>.</p>`
     : '';
-  return `<table class="results"><thead>${head}</thead><tbody>${body}</tbody></table>${note}`;
+  return `${tableHtml(t, mark)}${note}`;
+}
+
+function tableHtml(t: ComparisonTable, mark: boolean): string {
+  const head = `<tr><th>variant</th>${t.columns.map((c) => `<th title="${c.better === 'min' ? 'lower is better' : 'higher is better'}">${esc(c.title)}</th>`).join('')}</tr>`;
+  const body = t.rows
+    .map((r) => `<tr><td>${esc(r.name)}</td>${r.cells.map((c) => `<td class="num${mark && c.best ? ' best' : ''}">${esc(c.text)}</td>`).join('')}</tr>`)
+    .join('');
+  return `<table class="results"><thead>${head}</thead><tbody>${body}</tbody></table>`;
+}
+
+/** The table of means ± 95 % intervals over seeds and the paired block against the baseline. */
+function seededSection(s: NonNullable<ReportModel['seeded']>): string {
+  const n = s.seeds.length;
+  const notes = tableNotes(s.table, true);
+  const note =
+    `<p class="note">Each cell: the mean over the ${n} seeds ± the half-width of its two-sided 95 % Student-t interval (${n - 1} degrees of freedom). ` +
+    `Every variant ran the same workload on each seed (the scenario below, its seed replaced by each of the seeds). ` +
+    `Bold: ${esc(notes.best)}. ${notes.finishedOnly ? `${esc(notes.finishedOnly)}. ` : ''}` +
+    `Pareto frontier of the means on cost and SLO attainment: <strong>${s.frontier.map(esc).join(', ')}</strong>.</p>`;
+  const p = s.paired;
+  const pn = pairedNotes(p, n);
+  const head = `<tr><th>variant</th>${p.metrics.map((x) => `<th>${esc(x.title)}</th><th title="seeds on which the variant did better">wins</th>`).join('')}</tr>`;
+  const body = p.rows
+    .filter((r) => r.name !== p.baseline)
+    .map(
+      (r) =>
+        `<tr><td>${esc(r.name)}</td>${r.cells
+          .map((c, j) => `<td class="num${c.excludesZero ? ' best' : ''}">${esc(formatDiffCi(p.metrics[j]!.unit, c))}${c.excludesZero ? '†' : ''}</td><td class="num">${c.wins}/${c.n}</td>`)
+          .join('')}</tr>`,
+    )
+    .join('');
+  const paired =
+    body === ''
+      ? `<p class="note">${esc(pn.head)}: no other variant.</p>`
+      : `<table class="paired"><thead>${head}</thead><tbody>${body}</tbody></table><p class="note">${esc(pn.head)}. Bold with †: the 95 % interval excludes 0.</p>`;
+  return `<section id="seeds"><h2>Comparison over ${n} seeds (mean ± 95 % CI)</h2><div style="overflow-x: auto; font-size: 0.9rem">${tableHtml(s.table, s.table.rows.length > 1)}</div>${note}<h3>Paired against ${esc(p.baseline)}</h3>${paired}</section>`;
 }
 
 function latencyTable(run: ReportRun | undefined): string {

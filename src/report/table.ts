@@ -9,7 +9,11 @@ export interface Column {
   better: 'min' | 'max';
   value: (s: Summary) => number;
   format: (v: number) => string;
+  /** The unit, for formats other than `format` (a mean ± its interval over seeds: seeds.ts). */
+  unit: ColumnUnit;
 }
+
+export type ColumnUnit = 'usd' | 'hours' | 'attainment' | 'latency' | 'count';
 
 export interface TableCell {
   value: number;
@@ -34,21 +38,21 @@ const lat = (pick: (s: Summary) => number) => (s: Summary) => (s.requests.comple
 export function comparisonColumns(summaries: readonly Summary[]): Column[] {
   const tiers = [...new Set(summaries.flatMap((s) => Object.keys(s.tiers ?? {})))].sort();
   return [
-    { key: 'cost', title: 'cost', better: 'min', value: (s) => s.fleet.costUsd, format: (v) => `$${v.toFixed(2)}` },
-    { key: 'gpuHours', title: 'GPU-h', better: 'min', value: (s) => s.fleet.gpuHours, format: (v) => v.toFixed(2) },
-    { key: 'slo', title: 'SLO', better: 'max', value: headlineAttainment, format: pct },
+    { key: 'cost', title: 'cost', better: 'min', unit: 'usd', value: (s) => s.fleet.costUsd, format: (v) => `$${v.toFixed(2)}` },
+    { key: 'gpuHours', title: 'GPU-h', better: 'min', unit: 'hours', value: (s) => s.fleet.gpuHours, format: (v) => v.toFixed(2) },
+    { key: 'slo', title: 'SLO', better: 'max', unit: 'attainment', value: headlineAttainment, format: pct },
     ...tiers.map(
-      (t): Column => ({ key: `slo:${t}`, title: `SLO ${t}`, better: 'max', value: (s) => s.tiers?.[t]?.slo.attainment ?? NaN, format: pct }),
+      (t): Column => ({ key: `slo:${t}`, title: `SLO ${t}`, better: 'max', unit: 'attainment', value: (s) => s.tiers?.[t]?.slo.attainment ?? NaN, format: pct }),
     ),
-    { key: 'ttftP50', title: 'TTFT p50', better: 'min', value: lat((s) => s.ttft.p50), format: ms },
-    { key: 'ttftP99', title: 'TTFT p99', better: 'min', value: lat((s) => s.ttft.p99), format: ms },
-    { key: 'tpotP50', title: 'TPOT p50', better: 'min', value: lat((s) => s.tpot.p50), format: ms },
-    { key: 'tpotP99', title: 'TPOT p99', better: 'min', value: lat((s) => s.tpot.p99), format: ms },
-    { key: 'e2eP50', title: 'E2E p50', better: 'min', value: lat((s) => s.e2e.p50), format: ms },
-    { key: 'e2eP99', title: 'E2E p99', better: 'min', value: lat((s) => s.e2e.p99), format: ms },
-    { key: 'drops', title: 'drops', better: 'min', value: (s) => s.requests.dropped, format: (v) => String(v) },
+    { key: 'ttftP50', title: 'TTFT p50', better: 'min', unit: 'latency', value: lat((s) => s.ttft.p50), format: ms },
+    { key: 'ttftP99', title: 'TTFT p99', better: 'min', unit: 'latency', value: lat((s) => s.ttft.p99), format: ms },
+    { key: 'tpotP50', title: 'TPOT p50', better: 'min', unit: 'latency', value: lat((s) => s.tpot.p50), format: ms },
+    { key: 'tpotP99', title: 'TPOT p99', better: 'min', unit: 'latency', value: lat((s) => s.tpot.p99), format: ms },
+    { key: 'e2eP50', title: 'E2E p50', better: 'min', unit: 'latency', value: lat((s) => s.e2e.p50), format: ms },
+    { key: 'e2eP99', title: 'E2E p99', better: 'min', unit: 'latency', value: lat((s) => s.e2e.p99), format: ms },
+    { key: 'drops', title: 'drops', better: 'min', unit: 'count', value: (s) => s.requests.dropped, format: (v) => String(v) },
     ...(summaries.some((s) => s.requests.unfinished > 0)
-      ? [{ key: 'unfinished', title: 'unfinished', better: 'min', value: (s) => s.requests.unfinished, format: (v) => String(v) } satisfies Column]
+      ? [{ key: 'unfinished', title: 'unfinished', better: 'min', unit: 'count', value: (s) => s.requests.unfinished, format: (v) => String(v) } satisfies Column]
       : []),
   ];
 }
@@ -76,22 +80,22 @@ export function comparisonTable(entries: readonly { name: string; summary: Summa
   return { columns: columns.map(({ key, title, better }) => ({ key, title, better })), rows };
 }
 
-/** The table as fixed-width text; best values carry a trailing `*`. */
-export function formatComparisonTable(t: ComparisonTable): string {
+/** The table as fixed-width text; best values carry a trailing `*`. `overSeeds`: the cells are means over seeds (seeds.ts). */
+export function formatComparisonTable(t: ComparisonTable, overSeeds = false): string {
   const head = ['variant', ...t.columns.map((c) => c.title)];
   const body = t.rows.map((r) => [r.name, ...r.cells.map((c) => (c.best ? `${c.text}*` : `${c.text} `))]);
   const widths = head.map((h, j) => Math.max(h.length + (j === 0 ? 0 : 1), ...body.map((r) => r[j]!.length)));
   const line = (cells: string[]) => cells.map((c, j) => (j === 0 ? c.padEnd(widths[j]!) : c.padStart(widths[j]!))).join('  ');
   const headCells = head.map((h, j) => (j === 0 ? h : `${h} `));
-  const n = tableNotes(t);
+  const n = tableNotes(t, overSeeds);
   return [line(headCells), ...body.map(line), '', `* ${n.best}`, ...(n.finishedOnly ? [n.finishedOnly] : [])].join('\n') + '\n';
 }
 
 /** What the marks mean, and (with an unfinished column) that latencies describe the finished requests only. */
-export function tableNotes(t: ComparisonTable): { best: string; finishedOnly?: string } {
+export function tableNotes(t: ComparisonTable, overSeeds = false): { best: string; finishedOnly?: string } {
   const unfinished = t.columns.some((c) => c.key === 'unfinished');
   return {
-    best: `best in column (lowest cost, GPU-h, latency${unfinished ? ', drops and unfinished' : ' and drops'}; highest SLO attainment)`,
+    best: `best ${overSeeds ? 'mean ' : ''}in column (lowest cost, GPU-h, latency${unfinished ? ', drops and unfinished' : ' and drops'}; highest SLO attainment)`,
     ...(unfinished ? { finishedOnly: 'latencies cover finished requests only: compare them with the unfinished column' } : {}),
   };
 }

@@ -1,11 +1,21 @@
 import cliProgress from 'cli-progress';
 import { Option, type Command } from 'commander';
 import { relative, resolve } from 'node:path';
-import { defaultWorkers, resultsTable, runComparison, writeComparison } from '../../report/compare.ts';
+import {
+  defaultWorkers,
+  resultsTable,
+  runComparison,
+  runSeededComparison,
+  seededEntries,
+  writeComparison,
+  writeSeededComparison,
+  type SeededComparison,
+} from '../../report/compare.ts';
 import { describeRuns } from '../../report/format.ts';
 import { formatCommand } from '../../report/run-report.ts';
+import { baselineIndex, formatPairedBlock, pairedBlock, parseSeedsFlag, seededFrontier, seededTable } from '../../report/seeds.ts';
 import { formatComparisonTable, frontierNames } from '../../report/table.ts';
-import { loadComparison } from '../../report/variants.ts';
+import { loadComparison, type ComparisonSetup } from '../../report/variants.ts';
 import { UserError } from '../../util/errors.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
 import { collect, formatDuration, keptTransformsNote, parseIntFlag, prepareOutDir, scenarioFlags } from '../util.ts';
@@ -18,6 +28,8 @@ interface CompareFlags {
   traceFormat?: string;
   engine: 'fast' | 'step';
   seed?: string;
+  seeds?: string;
+  baseline?: string;
   workers?: string;
   out: string;
   quiet?: boolean;
@@ -34,6 +46,8 @@ export function registerCompare(program: Command): void {
     .addOption(new Option('--trace-format <format>', 'format of --trace (default: detected from the header)').choices([...TRACE_FORMATS]))
     .addOption(new Option('--engine <mode>', 'fast: jump over unchanged decode runs; step: one event per iteration').choices(['fast', 'step']).default('fast'))
     .option('--seed <n>', 'random seed for every variant (overrides the scenario)')
+    .option('--seeds <list>', 'run every variant once per seed: a comma list (1,2,3) or a count N ≥ 2 (seeds S, S+1, …, S+N−1 with S --seed or the scenario seed); the table shows means ± 95 % CI')
+    .option('--baseline <name>', 'with --seeds: the variant the others are compared to seed by seed (default: the first)')
     .option('--workers <n>', 'worker threads (default: one per variant, at most the CPU count; 0 = sequential in this thread)')
     .option('--out <dir>', 'output folder', 'out/compare')
     .option('--quiet', 'print nothing but errors')
@@ -41,8 +55,13 @@ export function registerCompare(program: Command): void {
       const out = prepareOutDir('--out', resolve(o.out));
       const setup = loadComparison({ ...scenarioFlags(o), variants: o.variant });
       keptTransformsNote(o, setup.base.workload);
-      const workers = o.workers === undefined ? defaultWorkers(setup.variants.length) : parseIntFlag('--workers', o.workers);
+      const seeds = o.seeds === undefined ? undefined : parseSeedsFlag(o.seeds, setup.base.seed);
+      if (o.baseline !== undefined && seeds === undefined) throw new UserError(`--baseline ${o.baseline}: applies only with --seeds (the paired comparison is over seeds)`);
+      const baseline = baselineIndex(o.baseline, setup.variants.map((v) => v.name));
+      const jobs = setup.variants.length * (seeds?.length ?? 1);
+      const workers = o.workers === undefined ? defaultWorkers(jobs) : parseIntFlag('--workers', o.workers);
       if (workers < 0) throw new UserError(`--workers: expected an integer ≥ 0, got '${o.workers}'`);
+      if (seeds) return compareSeeds(o, out, setup, seeds, baseline, workers);
       const progress = compareProgress(setup.variants.map((v) => v.name), o.quiet ?? false);
       const t0 = performance.now();
       let results;
@@ -67,35 +86,74 @@ export function registerCompare(program: Command): void {
     });
 }
 
+/** `compare --seeds`: every variant once per seed; the table of means ± 95 % CI and the paired block. */
+async function compareSeeds(o: CompareFlags, out: string, setup: ComparisonSetup, seeds: number[], baseline: number, workers: number): Promise<void> {
+  const progress = compareProgress(setup.variants.map((v) => v.name), o.quiet ?? false, seeds.length);
+  const t0 = performance.now();
+  let variants;
+  try {
+    variants = await runSeededComparison(setup, seeds, { mode: o.engine, workers, onProgress: progress.update, onDone: progress.done });
+  } finally {
+    progress.stop();
+  }
+  const wall = (performance.now() - t0) / 1000;
+  const c: SeededComparison = { seeds, baseline, variants };
+  const paths = await writeSeededComparison(out, setup, c, formatCommand(process.argv.slice(2)));
+  if (o.quiet) return;
+  const entries = seededEntries(c);
+  const first = variants.map((v) => ({ name: v.name, summary: v.perSeed[0]!.digest.summary }));
+  const totals = entries.flatMap((e) => e.summaries.map((s) => s.requests.total));
+  const [lo, hi] = [Math.min(...totals), Math.max(...totals)];
+  const requests = lo === hi ? lo.toLocaleString('en-US') : `${lo.toLocaleString('en-US')}–${hi.toLocaleString('en-US')}`;
+  // describeRuns on the first seed's runs, for the SLO part (its seed and request parts are replaced).
+  const slo = describeRuns(first).split('; ').slice(2).join('; ');
+  process.stdout.write(`compared ${variants.length} variants of ${setup.base.name} on ${seeds.length} seeds (seeds ${seeds.join(', ')}; requests ${requests}; ${slo})\n\n`);
+  process.stdout.write(formatComparisonTable(seededTable(entries), true));
+  process.stdout.write(`± half-width of the two-sided 95 % Student-t interval of the mean over the ${seeds.length} seeds\n`);
+  process.stdout.write(`Pareto frontier of the means on cost and SLO attainment: ${seededFrontier(entries).join(', ')}\n\n`);
+  process.stdout.write(formatPairedBlock(pairedBlock(entries, baseline), seeds.length));
+  process.stdout.write(`\nwrote ${display(paths.json)}\nreport: ${display(paths.html)}\n`);
+  const runs = variants.length * seeds.length;
+  const threads = Math.min(workers, runs);
+  const where = workers === 0 ? 'this thread' : `${threads} worker thread${threads === 1 ? '' : 's'}`;
+  process.stderr.write(`${runs} runs (${variants.length} variant${variants.length === 1 ? '' : 's'} × ${seeds.length} seeds) in ${wall.toFixed(1)} s wall on ${where}\n`);
+}
+
 /** A path relative to the working folder when it is inside it (what a user can paste), else absolute. */
 function display(p: string): string {
   const r = relative(process.cwd(), p);
   return r && !r.startsWith('..') ? r : p;
 }
 
-/** One bar over all variants on a terminal (never in pipes or CI logs), with each variant's simulated time. */
-function compareProgress(names: readonly string[], quiet: boolean) {
+/**
+ * One bar over all runs on a terminal (never in pipes or CI logs): with one seed, each variant's simulated time;
+ * with several (`seeds` > 1), jobs are counted (variants × seeds, job `j` being variant `j % variants`) and each
+ * variant shows how many of its seeds are done.
+ */
+function compareProgress(names: readonly string[], quiet: boolean, seeds = 1) {
   const noop = { update: (_i: number, _t: number, _n: number) => {}, done: (_i: number) => {}, stop: () => {} };
   if (quiet || !process.stderr.isTTY) return noop;
   const simT = names.map(() => 0);
-  const finished = names.map(() => false);
-  const detail = () => names.map((n, i) => `${n} ${finished[i] ? 'done' : simT[i]! > 0 ? formatDuration(simT[i]!) : '…'}`).join(' · ');
+  const finished = names.map(() => 0);
+  const detail = () =>
+    seeds > 1
+      ? names.map((n, i) => `${n} ${finished[i]}/${seeds}`).join(' · ')
+      : names.map((n, i) => `${n} ${finished[i]! > 0 ? 'done' : simT[i]! > 0 ? formatDuration(simT[i]!) : '…'}`).join(' · ');
   const bar = new cliProgress.SingleBar(
-    { format: 'comparing |{bar}| {value}/{total} variants | {detail} | {duration_formatted}', stream: process.stderr, hideCursor: true },
+    { format: `comparing |{bar}| {value}/{total} ${seeds > 1 ? 'runs' : 'variants'} | {detail} | {duration_formatted}`, stream: process.stderr, hideCursor: true },
     cliProgress.Presets.shades_classic,
   );
   let done = 0;
-  bar.start(names.length, 0, { detail: detail() });
+  bar.start(names.length * seeds, 0, { detail: detail() });
   return {
-    update: (i: number, t: number) => {
-      simT[i] = t;
+    update: (j: number, t: number) => {
+      simT[j % names.length] = t;
       bar.update(done, { detail: detail() });
     },
-    done: (i: number) => {
-      finished[i] = true;
+    done: (j: number) => {
+      finished[j % names.length]!++;
       bar.update(++done, { detail: detail() });
     },
     stop: () => bar.stop(),
   };
 }
-
