@@ -13,11 +13,13 @@ export function printSummary(s: Summary): void {
   lines.push('');
   lines.push(pad(['metric', 'mean', 'p50', 'p90', 'p99']));
   // E2E/token: E2E over output tokens, PreServe's "normalised latency".
-  // summary.json keeps zeros for an empty sample (with requests.completed beside them); the table says so plainly.
-  const cell = (v: number) => (r.completed > 0 ? ms(v) : '–');
-  for (const [name, d] of [['queue', s.queue], ['TTFT', s.ttft], ['TPOT', s.tpot], ['E2E', s.e2e], ['E2E/token', s.normalizedE2e]] as const) {
+  // summary.json keeps zeros for an empty sample (with requests.completed, or tpot.count, beside them); the table
+  // says so plainly. TPOT's sample is the completed requests with more than one output token.
+  for (const [name, d, n] of [['queue', s.queue, r.completed], ['TTFT', s.ttft, r.completed], ['TPOT', s.tpot, s.tpot.count], ['E2E', s.e2e, r.completed], ['E2E/token', s.normalizedE2e, r.completed]] as const) {
+    const cell = (v: number) => (n > 0 ? ms(v) : '–');
     lines.push(pad([name, cell(d.mean), cell(d.p50), cell(d.p90), cell(d.p99)]));
   }
+  if (r.completed > 0 && s.tpot.count === 0) lines.push('TPOT –: every completed request had a single output token (no time between tokens)');
   lines.push('');
   // Nothing to attain in a run without requests: "–", not 0 %.
   const att = (a: number, n: number) => (n > 0 ? `${formatAttainment(a)} attained` : '–');

@@ -15,14 +15,16 @@ const DROPPED = 2;
 
 /**
  * Per-request outcomes in compact columns indexed by request id (about 60 bytes a request, so a 1 M-request
- * run keeps ~60 MB instead of the request objects). Requests never recorded are "unfinished" at the end.
+ * run keeps ~60 MB instead of the request objects). Requests neither finished nor dropped are "unfinished" at the
+ * end; `settleUnfinished` records what is known of them then (instance, queue time, TTFT, preemptions).
  */
 export class RequestLog {
   private cap = 1024;
   n = 0;
   arrival = new Float64Array(this.cap);
-  queue = new Float64Array(this.cap);
-  ttft = new Float64Array(this.cap);
+  /** NaN until known (`hasQueue`, `hasTtft`). */
+  queue = new Float64Array(this.cap).fill(NaN);
+  ttft = new Float64Array(this.cap).fill(NaN);
   e2e = new Float64Array(this.cap);
   input = new Int32Array(this.cap);
   output = new Int32Array(this.cap);
@@ -38,6 +40,16 @@ export class RequestLog {
   private readonly tierIndex = new Map<string, number>();
   private readonly modelIndex = new Map<string, number>();
   private readonly dropIndex = new Map<string, number>();
+  /**
+   * Requests arrived and not yet finished or dropped, for `settleUnfinished` (only the ones in flight), when the
+   * log tracks them: a run cut at `endS` (the only way a simulation leaves requests unfinished) does.
+   */
+  private readonly open: Map<number, SimRequest> | null;
+
+  /** `trackUnfinished`: keep the requests in flight, so that `settleUnfinished` can record what they got to. */
+  constructor(trackUnfinished = false) {
+    this.open = trackUnfinished ? new Map() : null;
+  }
 
   /** Registers an arrived request (its id must be the next one). */
   arrive(r: SimRequest): void {
@@ -50,10 +62,12 @@ export class RequestLog {
     this.instance[i] = -1;
     this.tierIdx[i] = intern(this.tierIndex, this.tiers, r.tier);
     this.modelIdx[i] = intern(this.modelIndex, this.models, r.model);
+    this.open?.set(i, r);
   }
 
   finish(r: SimRequest): void {
     const i = r.id;
+    this.open?.delete(i);
     this.status[i] = DONE;
     this.instance[i] = r.instance;
     this.queue[i] = r.firstScheduledS - r.arrivalS;
@@ -64,9 +78,27 @@ export class RequestLog {
 
   drop(r: SimRequest, reason: string): void {
     const i = r.id;
+    this.open?.delete(i);
     this.status[i] = DROPPED;
     this.instance[i] = r.instance;
     this.dropIdx[i] = intern(this.dropIndex, this.dropReasons, reason);
+  }
+
+  /**
+   * At the end of a run, records what is known of every request still in flight (unfinished; only with
+   * `trackUnfinished`, else nothing is known of them): the instance it is
+   * at (-1 when none, e.g. on its way over the network), its queue time once first scheduled, its TTFT once its
+   * first token came, and its preemptions. Unknown times stay NaN (`hasQueue`, `hasTtft`); E2E and TPOT stay unknown.
+   */
+  settleUnfinished(): void {
+    if (!this.open) return;
+    for (const [i, r] of this.open) {
+      this.instance[i] = r.instance;
+      this.queue[i] = r.firstScheduledS >= 0 ? r.firstScheduledS - r.arrivalS : NaN;
+      this.ttft[i] = r.firstTokenS >= 0 ? r.firstTokenS - r.arrivalS : NaN;
+      this.preemptions[i] = r.preemptions;
+    }
+    this.open.clear();
   }
 
   /**
@@ -105,7 +137,25 @@ export class RequestLog {
     return this.status[i] === DROPPED;
   }
 
-  /** Time per output token after the first; 0 for one-token outputs (no inter-token time exists). */
+  /** Whether the queue time is known: completed, or unfinished and already scheduled when the run ended. */
+  hasQueue(i: number): boolean {
+    return !this.isDropped(i) && !Number.isNaN(this.queue[i]!);
+  }
+
+  /** Whether the TTFT is known: completed, or unfinished with its first token when the run ended. */
+  hasTtft(i: number): boolean {
+    return !this.isDropped(i) && !Number.isNaN(this.ttft[i]!);
+  }
+
+  /** A completed request with more than one output token: only these have a TPOT (the time between tokens). */
+  hasTpot(i: number): boolean {
+    return this.isDone(i) && this.output[i]! > 1;
+  }
+
+  /**
+   * Time per output token after the first. A one-token output has none (`hasTpot` is false); it is 0 here so
+   * that such a request meets any TPOT target (the SLO check), never as a sample of the TPOT distribution.
+   */
   tpot(i: number): number {
     return this.output[i]! > 1 ? (this.e2e[i]! - this.ttft[i]!) / (this.output[i]! - 1) : 0;
   }
@@ -119,8 +169,9 @@ export class RequestLog {
       return b;
     };
     this.arrival = g(this.arrival);
-    this.queue = g(this.queue);
-    this.ttft = g(this.ttft);
+    const old = this.queue.length;
+    this.queue = g(this.queue).fill(NaN, old);
+    this.ttft = g(this.ttft).fill(NaN, old);
     this.e2e = g(this.e2e);
     this.input = g(this.input);
     this.output = g(this.output);
@@ -144,10 +195,17 @@ function intern(index: Map<string, number>, list: string[], s: string): number {
   return i;
 }
 
+/**
+ * TPOT over the requests that have one: completed with more than one output token (`count` of them). With
+ * `count` 0 (every completed request had one output token, or none completed) there is no TPOT: the statistics
+ * are then written as 0 and mean "no value" (tables print `–`).
+ */
+export type TpotDist = { count: number } & Dist;
+
 export interface LatencyBlock {
   requests: { total: number; completed: number; dropped: number; unfinished: number };
   ttft: Dist;
-  tpot: Dist;
+  tpot: TpotDist;
   /** SplitwiseSim's time between tokens: (E2E − TTFT) / output tokens (all of them, unlike TPOT). */
   tbt: Dist;
   e2e: Dist;
@@ -190,7 +248,7 @@ export function latencyBlock(log: RequestLog, slo: SloTargets, filter: (i: numbe
       done = grown;
     }
     done[completed++] = i;
-    if (log.output[i]! > 1) multiToken++;
+    if (log.hasTpot(i)) multiToken++;
     const a = log.ttft[i]! <= slo.ttftS;
     const b = log.tpot(i) <= slo.tpotS;
     if (a) okTtft++;
@@ -207,7 +265,7 @@ export function latencyBlock(log: RequestLog, slo: SloTargets, filter: (i: numbe
     return sortedDist(a);
   };
   const ttft = column((i) => log.ttft[i]!);
-  const tpot = column((i) => log.tpot(i), (i) => log.output[i]! > 1, multiToken);
+  const tpot: TpotDist = { count: multiToken, ...column((i) => log.tpot(i), (i) => log.hasTpot(i), multiToken) };
   const tbt = column((i) => (log.e2e[i]! - log.ttft[i]!) / log.output[i]!);
   const e2e = column((i) => log.e2e[i]!);
   const queue = column((i) => log.queue[i]!);

@@ -7,8 +7,17 @@ import type { MigrationSummary } from '../sim/migration.ts';
 export interface Summary extends Omit<LatencyBlock, 'requests' | 'slo'> {
   scenario: string;
   seed: number;
-  /** `skippedInTrace`: trace rows never replayed, by reason (not in `total`); `dropReasons`: requests dropped. */
-  requests: LatencyBlock['requests'] & { dropReasons: Record<string, number>; skippedInTrace: Record<string, number> };
+  /**
+   * `skippedInTrace`: trace rows never replayed, by reason (not in `total`); `dropReasons`: requests dropped. Only
+   * with `endS`: `afterEnd`, requests of the workload arriving after it, never replayed (not in `total`), and
+   * `afterEndComplete`, false when the workload goes on past more than that many (it was not read to its end).
+   */
+  requests: LatencyBlock['requests'] & {
+    dropReasons: Record<string, number>;
+    skippedInTrace: Record<string, number>;
+    afterEnd?: number;
+    afterEndComplete?: boolean;
+  };
   /**
    * `attainment` etc. judge every request by the top-level targets. With tiers, `attainmentByTier` is the share of
    * all requests that met their own tier's targets (untiered ones: the top-level targets), the run's headline.
@@ -90,7 +99,12 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
   const summary: Summary = {
     scenario: sc.name,
     seed: sc.seed,
-    requests: { ...all.requests, dropReasons: sortKeys(dropReasons), skippedInTrace: sortKeys(res.skippedInTrace) },
+    requests: {
+      ...all.requests,
+      dropReasons: sortKeys(dropReasons),
+      skippedInTrace: sortKeys(res.skippedInTrace),
+      ...(res.afterEnd ? { afterEnd: res.afterEnd.requests, afterEndComplete: res.afterEnd.complete } : {}),
+    },
     ttft: all.ttft,
     tpot: all.tpot,
     tbt: all.tbt,

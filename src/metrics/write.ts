@@ -34,11 +34,17 @@ async function writeRequestsCsv(path: string, log: RequestLog): Promise<void> {
   let buf = '';
   for (let i = 0; i < log.n; i++) {
     const done = log.isDone(i);
-    const status = done ? 'completed' : log.isDropped(i) ? 'dropped' : 'unfinished';
+    const dropped = log.isDropped(i);
+    const status = done ? 'completed' : dropped ? 'dropped' : 'unfinished';
+    // Empty where there is no value: a one-token output has no TPOT; an unfinished request has no E2E, and a queue
+    // time or TTFT only once scheduled or given its first token; a dropped request has none of them.
+    const times = dropped
+      ? ',,,,'
+      : `${log.hasQueue(i) ? f6(log.queue[i]!) : ''},${log.hasTtft(i) ? f6(log.ttft[i]!) : ''},${log.hasTpot(i) ? f6(log.tpot(i)) : ''},` +
+        `${done ? f6(log.e2e[i]!) : ''},${log.preemptions[i]}`;
     buf +=
       `${i},${f6(log.arrival[i]!)},${log.models[log.modelIdx[i]!]},${log.tiers[log.tierIdx[i]!]},${log.instance[i]},` +
-      `${log.input[i]},${log.output[i]},${status},${log.isDropped(i) ? log.dropReasons[log.dropIdx[i]!] : ''},` +
-      (done ? `${f6(log.queue[i]!)},${f6(log.ttft[i]!)},${f6(log.tpot(i))},${f6(log.e2e[i]!)},${log.preemptions[i]}\n` : ',,,,\n');
+      `${log.input[i]},${log.output[i]},${status},${dropped ? log.dropReasons[log.dropIdx[i]!] : ''},${times}\n`;
     if (buf.length > 1 << 16) {
       await write(buf);
       buf = '';

@@ -40,7 +40,7 @@ export function reportCharts(runs: readonly ReportRun[]): ChartSpec[] {
   };
   const charts: ChartSpec[] = [
     cdfChart('ttft-cdf', 'TTFT', 'time to first token', runs, (d) => d.cdf.ttft, color, shared((s) => s.ttftS)),
-    cdfChart('tpot-cdf', 'TPOT', 'time per output token after the first', runs, (d) => d.cdf.tpot, color, shared((s) => s.tpotS)),
+    cdfChart('tpot-cdf', 'TPOT', 'time per output token after the first', runs, (d) => d.cdf.tpot, color, shared((s) => s.tpotS), tpotMissing),
     cdfChart('e2e-cdf', 'E2E', 'end-to-end latency', runs, (d) => d.cdf.e2e, color, undefined),
     arrivalsChart(runs, color, time),
     instancesChart(runs, time),
@@ -79,6 +79,14 @@ function timeAxis(runs: readonly ReportRun[]): TimeAxis {
   return span <= 3 * 3600 ? { div: 60, title: 'time (min)', scale } : { div: 3600, title: 'time (h)', scale };
 }
 
+/** Why a run has no point in a latency CDF: nothing completed. */
+const NONE_COMPLETED = 'no request completed';
+
+/** Why a run has no TPOT: nothing completed, or every completed request had one output token (no time between tokens). */
+function tpotMissing(d: RunDigest): string {
+  return d.summary.requests.completed === 0 ? NONE_COMPLETED : 'every completed request had a single output token (no time between tokens)';
+}
+
 function cdfChart(
   id: string,
   metric: string,
@@ -87,6 +95,7 @@ function cdfChart(
   pick: (d: RunDigest) => { valueS: number; fraction: number }[],
   color: ColorEnc,
   sloS: number | undefined,
+  missing: (d: RunDigest) => string = () => NONE_COMPLETED,
 ): ChartSpec {
   const rows = runs.flatMap((r) => pick(r.digest).map((p) => ({ variant: r.name, valueS: p.valueS, fraction: p.fraction })));
   const positive = rows.filter((r) => r.valueS > 0).map((r) => r.valueS);
@@ -118,10 +127,23 @@ function cdfChart(
     id,
     title: `${metric} CDF`,
     caption: rows.length
-      ? `Distribution of ${what} over completed requests${sloS !== undefined ? `; dashed line: the SLO (${sloS} s)` : ''}.`
-      : `No request completed, so there is no distribution of ${what}.`,
+      ? `Distribution of ${what} over completed requests${sloS !== undefined ? `; dashed line: the SLO (${sloS} s)` : ''}.${noLine(runs, pick, missing)}`
+      : `${emptyReason(runs, missing)}, so there is no distribution of ${what}.`,
     spec: { config: CONFIG, width: WIDTH, height: HEIGHT, layer } as unknown as TopLevelSpec,
   };
+}
+
+/** Why no run has a point: "No request completed", or each run's own reason where they differ. */
+function emptyReason(runs: readonly ReportRun[], missing: (d: RunDigest) => string): string {
+  const reasons = runs.map((r) => missing(r.digest));
+  const text = new Set(reasons).size <= 1 ? (reasons[0] ?? NONE_COMPLETED) : runs.map((r, i) => `${r.name}: ${reasons[i]}`).join('; ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** For a chart with lines: the runs that have none, and why (e.g. a variant whose requests all had one output token). */
+function noLine(runs: readonly ReportRun[], pick: (d: RunDigest) => unknown[], missing: (d: RunDigest) => string): string {
+  const empty = runs.filter((r) => pick(r.digest).length === 0);
+  return empty.length === 0 ? '' : ` No line for ${empty.map((r) => `${r.name}: ${missing(r.digest)}`).join('; ')}.`;
 }
 
 function timeRows(runs: readonly ReportRun[], time: TimeAxis, pick: (p: TimelinePoint) => number) {

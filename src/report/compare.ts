@@ -205,8 +205,9 @@ export function firstSeedResults(c: SeededComparison): VariantResult[] {
 
 /**
  * comparison.json over several seeds. As without `--seeds`, plus: `seeds`; per variant `mean` and `ci95` (the 95 %
- * t-interval half-width) of each table column by key, in the summary's units, and `perSeed` (`{ seed, summary }`
- * per seed); `paired`, the differences against the baseline. `seed` and each variant's `summary` are the first
+ * t-interval half-width) of each table column by key, in the summary's units, `nWithValue` (on how many seeds the
+ * column had a value: `null` for a mean means no value, some seed having none), and `perSeed` (`{ seed, summary }`
+ * per seed); `paired`, the differences against the baseline (`n` seeds, `nWithValue` with both values). `seed` and each variant's `summary` are the first
  * seed's run (what report.html's charts show).
  */
 export function seededComparisonJson(setup: ComparisonSetup, c: SeededComparison, command: string) {
@@ -231,7 +232,7 @@ export function seededComparisonJson(setup: ComparisonSetup, c: SeededComparison
       variants: paired.rows.map((r) => ({
         name: r.name,
         diff: Object.fromEntries(
-          r.cells.map((x, j) => [paired.metrics[j]!.key, { mean: x.mean, ci95: x.ci95, n: x.n, wins: x.wins, excludesZero: x.excludesZero }]),
+          r.cells.map((x, j) => [paired.metrics[j]!.key, { mean: x.mean, ci95: x.ci95, n: x.n, nWithValue: x.nWithValue, wins: x.wins, excludesZero: x.excludesZero }]),
         ),
       })),
     },

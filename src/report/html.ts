@@ -2,6 +2,7 @@ import { reportCharts, renderSvg, type ReportRun } from './charts.ts';
 import { formatDiffCi, pairedNotes, type PairedBlock, type SeededTable } from './seeds.ts';
 import { comparisonTable, frontierNames, tableNotes, type ComparisonTable } from './table.ts';
 import { describeRuns, formatLatency as ms } from './format.ts';
+import { noValueText } from './stats.ts';
 
 /** Everything report.html shows. */
 export interface ReportModel {
@@ -114,7 +115,7 @@ function seededSection(s: NonNullable<ReportModel['seeded']>): string {
     .map(
       (r) =>
         `<tr><td>${esc(r.name)}</td>${r.cells
-          .map((c, j) => `<td class="num${c.excludesZero ? ' best' : ''}">${esc(formatDiffCi(p.metrics[j]!.unit, c))}${c.excludesZero ? '†' : ''}</td><td class="num">${c.wins}/${c.n}</td>`)
+          .map((c, j) => `<td class="num${c.excludesZero ? ' best' : ''}">${esc(Number.isFinite(c.mean) ? formatDiffCi(p.metrics[j]!.unit, c) : noValueText(c))}${c.excludesZero ? '†' : ''}</td><td class="num">${c.wins}/${c.n}</td>`)
           .join('')}</tr>`,
     )
     .join('');
@@ -129,10 +130,10 @@ function latencyTable(run: ReportRun | undefined): string {
   if (!run) return '';
   const s = run.digest.summary;
   const r = s.requests;
-  // summary.json keeps zeros for an empty sample; nothing completed means no latency: "–".
-  const cell = (v: number) => (r.completed > 0 ? ms(v) : '–');
-  const rows = ([['queue', s.queue], ['TTFT', s.ttft], ['TPOT', s.tpot], ['E2E', s.e2e]] as const)
-    .map(([n, d]) => `<tr><td>${n}</td>${[d.mean, d.p50, d.p90, d.p99].map((v) => `<td class="num">${cell(v)}</td>`).join('')}</tr>`)
+  // summary.json keeps zeros for an empty sample; nothing completed (for TPOT: no completed request with more than
+  // one output token) means no latency: "–".
+  const rows = ([['queue', s.queue, r.completed], ['TTFT', s.ttft, r.completed], ['TPOT', s.tpot, s.tpot.count], ['E2E', s.e2e, r.completed]] as const)
+    .map(([n, d, k]) => `<tr><td>${n}</td>${[d.mean, d.p50, d.p90, d.p99].map((v) => `<td class="num">${k > 0 ? ms(v) : '–'}</td>`).join('')}</tr>`)
     .join('');
   const f = s.fleet;
   return (

@@ -2,7 +2,7 @@ import { headlineAttainment, type Summary } from '../metrics/summary.ts';
 import { UserError } from '../util/errors.ts';
 import { asPrinted } from './format.ts';
 import { paretoFrontier } from './pareto.ts';
-import { meanCi95, type MeanCi } from './stats.ts';
+import { meanCi95, noValueText, type MeanCi } from './stats.ts';
 import { comparisonColumns, type ColumnUnit, type ComparisonTable, type TableCell } from './table.ts';
 
 /** The most seeds `--seeds N` runs (N runs of every variant). */
@@ -43,9 +43,14 @@ export interface SeededEntry {
   summaries: readonly Summary[];
 }
 
-/** A table cell over seeds: the mean (`value`, marks the best) and the 95 % interval half-width. */
+/**
+ * A table cell over seeds: the mean (`value`, marks the best) and the 95 % interval half-width; `nWithValue` of the
+ * `n` seeds had a value (the mean needs all of them: the text is then `– (k/n seeds)`).
+ */
 export interface SeededCell extends TableCell {
   ci95: number;
+  n: number;
+  nWithValue: number;
 }
 
 export interface SeededTable extends ComparisonTable {
@@ -64,7 +69,8 @@ export function seededTable(entries: readonly SeededEntry[]): SeededTable {
     name: e.name,
     cells: all.map((c): SeededCell => {
       const m = meanCi95(e.summaries.map(c.value));
-      return { value: m.mean, ci95: m.ci95, text: formatMeanCi(c.unit, m), best: false };
+      const text = Number.isFinite(m.mean) ? formatMeanCi(c.unit, m) : noValueText(m);
+      return { value: m.mean, ci95: m.ci95, n: m.n, nWithValue: m.nWithValue, text, best: false };
     }),
   }));
   all.forEach((c, j) => {
@@ -77,12 +83,17 @@ export function seededTable(entries: readonly SeededEntry[]): SeededTable {
   return { columns: all.map(({ key, title, better, unit }) => ({ key, title, better, unit })), rows };
 }
 
-/** The table's means and half-widths by column key, in the summary's units (USD, GPU-hours, fraction, seconds, requests). */
-export function seededStats(t: SeededTable, row: number): { mean: Record<string, number>; ci95: Record<string, number> } {
+/**
+ * The table's means and half-widths by column key, in the summary's units (USD, GPU-hours, fraction, seconds,
+ * requests), and on how many seeds each column had a value (`nWithValue`). A mean or half-width with no value is
+ * NaN (`null` in comparison.json): a mean needs a value on every seed, a half-width two seeds or more.
+ */
+export function seededStats(t: SeededTable, row: number): { mean: Record<string, number>; ci95: Record<string, number>; nWithValue: Record<string, number> } {
   const r = t.rows[row]!;
   return {
     mean: Object.fromEntries(t.columns.map((c, j) => [c.key, r.cells[j]!.value])),
     ci95: Object.fromEntries(t.columns.map((c, j) => [c.key, r.cells[j]!.ci95])),
+    nWithValue: Object.fromEntries(t.columns.map((c, j) => [c.key, r.cells[j]!.nWithValue])),
   };
 }
 
@@ -197,7 +208,7 @@ export function formatPairedBlock(p: PairedBlock, seeds: number): string {
   if (others.length === 0) return `${notes.head}: no other variant\n`;
   const head = ['', ...p.metrics.map((m) => m.title)];
   const body = others.flatMap((r) => [
-    [r.name, ...r.cells.map((c, j) => `${formatDiffCi(p.metrics[j]!.unit, c)}${c.excludesZero ? '†' : ' '}`)],
+    [r.name, ...r.cells.map((c, j) => `${Number.isFinite(c.mean) ? formatDiffCi(p.metrics[j]!.unit, c) : noValueText(c)}${c.excludesZero ? '†' : ' '}`)],
     ['  wins', ...r.cells.map((c) => `${c.wins}/${c.n} `)],
   ]);
   const widths = head.map((h, j) => Math.max(h.length + (j === 0 ? 0 : 1), ...body.map((r) => r[j]!.length)));

@@ -18,6 +18,11 @@ const T975: readonly number[] = [
 const Z975 = 1.959963984540054;
 
 /** The 0.975 quantile of Student's t with `df` degrees of freedom (the half-width factor of a two-sided 95 % interval). */
+/** A cell with no mean over seeds, and why: `– (3/5 seeds)`, 3 of the 5 seeds having a value. */
+export function noValueText(m: Pick<MeanCi, 'n' | 'nWithValue'>): string {
+  return m.n > 0 && m.nWithValue < m.n ? `– (${m.nWithValue}/${m.n} seeds)` : '–';
+}
+
 export function tQuantile975(df: number): number {
   if (!Number.isInteger(df) || df < 1) return NaN;
   if (df <= T975.length) return T975[df - 1]!;
@@ -34,23 +39,28 @@ export function tQuantile975(df: number): number {
 
 /** A sample's mean and the half-width of its two-sided 95 % t-interval (n − 1 degrees of freedom). */
 export interface MeanCi {
+  /** NaN (`null` in comparison.json) when there is no value: some of the `n` values are missing (see `meanCi95`). */
   mean: number;
-  /** Half-width: the interval is mean ± ci95. NaN for fewer than two values. */
+  /** Half-width: the interval is mean ± ci95. NaN for fewer than two values, or with no mean. */
   ci95: number;
+  /** Values given (one per seed). */
   n: number;
+  /** How many of them have a value (are finite): the mean exists only when all `n` do. */
+  nWithValue: number;
 }
 
 /**
  * Mean ± the 95 % t-interval half-width of `xs` (t(0.975, n−1) · s / √n, s the sample standard deviation).
  * A non-finite value (a latency where nothing completed) makes both NaN: a mean over the seeds where it exists
- * would compare a different set of runs with the other variants.
+ * would compare a different set of runs with the other variants. `nWithValue` says how many values there were.
  */
 export function meanCi95(xs: readonly number[]): MeanCi {
   const n = xs.length;
-  if (n === 0 || xs.some((x) => !Number.isFinite(x))) return { mean: NaN, ci95: NaN, n };
+  const nWithValue = xs.filter((x) => Number.isFinite(x)).length;
+  if (n === 0 || nWithValue < n) return { mean: NaN, ci95: NaN, n, nWithValue };
   const mean = xs.reduce((a, b) => a + b, 0) / n;
-  if (n < 2) return { mean, ci95: NaN, n };
+  if (n < 2) return { mean, ci95: NaN, n, nWithValue };
   const ss = xs.reduce((a, x) => a + (x - mean) ** 2, 0);
   const sd = Math.sqrt(ss / (n - 1));
-  return { mean, ci95: (tQuantile975(n - 1) * sd) / Math.sqrt(n), n };
+  return { mean, ci95: (tQuantile975(n - 1) * sd) / Math.sqrt(n), n, nWithValue };
 }

@@ -2,7 +2,10 @@ import { headlineAttainment, type Summary } from '../metrics/summary.ts';
 import { paretoFrontier } from './pareto.ts';
 import { asPrinted, formatAttainment as pct, formatLatency as ms } from './format.ts';
 
-/** One column of the comparison table; `value` is NaN where it does not apply (no completed request). */
+/**
+ * One column of the comparison table; `value` is NaN where it does not apply (no request for SLO attainment, no
+ * completed request for a latency, no request with more than one output token for TPOT).
+ */
 export interface Column {
   key: string;
   title: string;
@@ -29,6 +32,10 @@ export interface ComparisonTable {
 
 /** A latency only exists when something completed; 0 would otherwise win the column. */
 const lat = (pick: (s: Summary) => number) => (s: Summary) => (s.requests.completed > 0 ? pick(s) : NaN);
+/** TPOT only exists for completed requests with more than one output token (`tpot.count`). */
+const tpotLat = (pick: (s: Summary) => number) => (s: Summary) => (s.tpot.count > 0 ? pick(s) : NaN);
+/** Attainment only exists where there were requests to attain it (`simulate` prints `–` too). */
+const attained = (s: Summary) => (s.requests.total > 0 ? headlineAttainment(s) : NaN);
 
 /**
  * Columns in display order; tier columns come from the union of tier names, sorted. SLO is the headline
@@ -40,14 +47,14 @@ export function comparisonColumns(summaries: readonly Summary[]): Column[] {
   return [
     { key: 'cost', title: 'cost', better: 'min', unit: 'usd', value: (s) => s.fleet.costUsd, format: (v) => `$${v.toFixed(2)}` },
     { key: 'gpuHours', title: 'GPU-h', better: 'min', unit: 'hours', value: (s) => s.fleet.gpuHours, format: (v) => v.toFixed(2) },
-    { key: 'slo', title: 'SLO', better: 'max', unit: 'attainment', value: headlineAttainment, format: pct },
+    { key: 'slo', title: 'SLO', better: 'max', unit: 'attainment', value: attained, format: pct },
     ...tiers.map(
       (t): Column => ({ key: `slo:${t}`, title: `SLO ${t}`, better: 'max', unit: 'attainment', value: (s) => s.tiers?.[t]?.slo.attainment ?? NaN, format: pct }),
     ),
     { key: 'ttftP50', title: 'TTFT p50', better: 'min', unit: 'latency', value: lat((s) => s.ttft.p50), format: ms },
     { key: 'ttftP99', title: 'TTFT p99', better: 'min', unit: 'latency', value: lat((s) => s.ttft.p99), format: ms },
-    { key: 'tpotP50', title: 'TPOT p50', better: 'min', unit: 'latency', value: lat((s) => s.tpot.p50), format: ms },
-    { key: 'tpotP99', title: 'TPOT p99', better: 'min', unit: 'latency', value: lat((s) => s.tpot.p99), format: ms },
+    { key: 'tpotP50', title: 'TPOT p50', better: 'min', unit: 'latency', value: tpotLat((s) => s.tpot.p50), format: ms },
+    { key: 'tpotP99', title: 'TPOT p99', better: 'min', unit: 'latency', value: tpotLat((s) => s.tpot.p99), format: ms },
     { key: 'e2eP50', title: 'E2E p50', better: 'min', unit: 'latency', value: lat((s) => s.e2e.p50), format: ms },
     { key: 'e2eP99', title: 'E2E p99', better: 'min', unit: 'latency', value: lat((s) => s.e2e.p99), format: ms },
     { key: 'drops', title: 'drops', better: 'min', unit: 'count', value: (s) => s.requests.dropped, format: (v) => String(v) },

@@ -47,6 +47,11 @@ export interface SimResult {
   preemptions: number;
   /** Trace rows read but not replayed, by reason (e.g. BurstGPT failures); empty for generated workloads. */
   skippedInTrace: Record<string, number>;
+  /**
+   * Only with `endS`: requests of the workload arriving after it, never replayed (not in the log). `complete` is
+   * false when the workload goes on past the first `AFTER_END_LOOKAHEAD` of them: it is not read to its end.
+   */
+  afterEnd?: { requests: number; complete: boolean };
   /** What the run decided for the user that the scenario did not say (e.g. probed PreServe capacities). */
   notes: string[];
   /** The spot pool's accounts (only with `fleet.spot`). */
@@ -141,6 +146,9 @@ const MAX_IN_FLIGHT = 2_000_000;
 /** Most scaling ticks a run takes (a week at 1 s is 604,800; the SageServe week at 15 s is 40,320). */
 const MAX_SCALE_TICKS = 5_000_000;
 
+/** Requests past `endS` a run reads to count them (`SimResult.afterEnd`); a longer workload is not read to its end. */
+export const AFTER_END_LOOKAHEAD = 100_000;
+
 /** Latest first arrival a run accepts (a year): the fleet is up and billed from t = 0. */
 const MAX_LEAD_IN_S = 365 * 86400;
 
@@ -186,7 +194,8 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   const source: Iterator<TraceRequest> = workload[Symbol.iterator]();
   // Closed however the run ends (endS reached, an error thrown): a trace reader holds its file open until then.
   try {
-    const log = new RequestLog();
+    // Requests are left unfinished only when the run is cut at endS: only then does the log keep those in flight.
+    const log = new RequestLog(sc.endS !== undefined);
     const q = new EventQueue();
     const endLimit = sc.endS ?? Infinity;
 
@@ -518,14 +527,52 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     if (endS < 0) endS = now;
     migrations?.settle(endS);
     timeline.finish(endS, fleet, 0);
+    // What the requests still in flight got to (instance, queue time, first token, preemptions).
+    log.settleUnfinished();
     let iterations = 0;
     let preemptions = 0;
     for (const inst of fleet.instances) {
       iterations += inst.engine.iterations;
       preemptions += inst.engine.preemptions;
     }
+    // Taken before reading past endS below: skipped rows after the last request replayed are not counted.
     const skippedInTrace = { ...workload.traceStats?.skipped };
     const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions, skippedInTrace, notes };
+    if (sc.endS !== undefined) {
+      // Requests that would arrive after endS: the one taken from the stream but not arrived (`pending`), and what
+      // the stream still holds, read up to a bound (a week-long trace is not read to its end to count it).
+      let requests = 0;
+      let complete = true;
+      // A bad trace row past endS never failed a run that stops before it; it only ends the count.
+      let unreadable = '';
+      if (!sourceDone) {
+        requests = 1;
+        try {
+          while (!source.next().done) {
+            if (requests > AFTER_END_LOOKAHEAD) {
+              complete = false;
+              break;
+            }
+            requests++;
+          }
+        } catch (err) {
+          if (!(err instanceof UserError)) throw err;
+          complete = false;
+          unreadable = err.message;
+        }
+      }
+      res.afterEnd = { requests, complete };
+      if (unreadable) {
+        notes.push(`endS = ${sc.endS} s: at least ${requests} request${requests === 1 ? '' : 's'} of the workload arrive after it (not replayed, not in requests.total); counting stopped at a row it could not read: ${unreadable}`);
+      } else if (!complete) {
+        notes.push(
+          `endS = ${sc.endS} s: the workload continues past it (more than ${AFTER_END_LOOKAHEAD.toLocaleString('en-US')} requests arrive later; ` +
+            'not read to its end): they were not replayed and are not in requests.total',
+        );
+      } else if (requests > 0) {
+        notes.push(`endS = ${sc.endS} s: ${requests} request${requests === 1 ? '' : 's'} of the workload arrive${requests === 1 ? 's' : ''} after it: not replayed, not in requests.total (requests.afterEnd)`);
+      }
+    }
     if (spot) {
       // The time actually spent provisioning: until ready, until a scale-in cancelled it, or until the end.
       for (const [inst, source] of spotSources) spot.provisioned(source, instanceHours(inst, endS).wastedHours);

@@ -123,7 +123,9 @@ const transformsSchema = z
     window: z
       .object({ startS: z.number().min(0).default(0), endS: z.number().positive().optional() })
       .strict()
-      .refine((w) => w.endS === undefined || w.endS > w.startS, { message: 'endS must be > startS', path: ['endS'] })
+      .superRefine((w, ctx) => {
+        if (w.endS !== undefined && !(w.endS > w.startS)) ctx.addIssue({ code: 'custom', path: ['endS'], input: w.endS, message: `> startS (${w.startS})` });
+      })
       .optional(),
     compress: z.number().positive().optional(),
     // Each request is copied ⌊rateScale⌋ times (transforms.ts): unbounded, a factor like 1e308 exhausts memory on the first request.

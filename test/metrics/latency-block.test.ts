@@ -28,7 +28,7 @@ test('latency block: distributions over completed requests, TPOT over multi-toke
   const dropped = Math.ceil(n / 11);
   assert.deepEqual(b.requests, { total: n, completed: ttfts.length, dropped, unfinished: n - ttfts.length - dropped });
   assert.deepEqual(b.ttft, dist(ttfts));
-  assert.deepEqual(b.tpot, dist(tpots));
+  assert.deepEqual(b.tpot, { count: tpots.length, ...dist(tpots) });
   assert.deepEqual(b.e2e, dist(e2es));
   assert.equal(b.slo.attainment, ok / n);
   // A filter keeps only its requests.

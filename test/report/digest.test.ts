@@ -21,11 +21,13 @@ test('a CDF has at most 200 points, starts at the minimum and ends at the maximu
 
 test('timeline counts become rates over each interval and the t = 0 row folds into the next', () => {
   const pts = downsampleTimeline([row(0, 1, 2), row(10, 19, 2), row(20, 30, 4)]);
-  assert.equal(pts.length, 2);
-  assert.equal(pts[0]!.arrivalsPerS, 2); // (1 + 19) / 10 s
-  assert.equal(pts[1]!.arrivalsPerS, 3);
-  assert.equal(pts[1]!.ready, 4);
-  assert.equal(pts[0]!.queued, 3); // waiting + deferred
+  // The start (t = 0: its state, the first interval's rates), then one point per interval.
+  assert.deepEqual(pts.map((p) => p.tS), [0, 10, 20]);
+  assert.equal(pts[1]!.arrivalsPerS, 2); // (1 + 19) / 10 s
+  assert.equal(pts[0]!.arrivalsPerS, 2);
+  assert.equal(pts[2]!.arrivalsPerS, 3);
+  assert.equal(pts[2]!.ready, 4);
+  assert.equal(pts[1]!.queued, 3); // waiting + deferred
 });
 
 test('long timelines are merged into at most 500 points keeping the total arrivals', () => {

@@ -161,7 +161,7 @@ test('variants that change the seed, workload or SLO are described per variant: 
 
 test('a single run where nothing completed shows – in its latency table, not 0.0 ms; no tier misses: a 0–1 % axis', async () => {
   const r = cmp.results[0]!;
-  const none = { ...r.digest, summary: { ...r.digest.summary, requests: { ...r.digest.summary.requests, completed: 0 } } };
+  const none = { ...r.digest, summary: { ...r.digest.summary, requests: { ...r.digest.summary.requests, completed: 0 }, tpot: { ...r.digest.summary.tpot, count: 0 } } };
   const html = await renderReportHtml({ kind: 'run', scenarioName: 's', seed: 1, command: 'x', scenarioYaml: '', variants: [], runs: [{ name: 'run', digest: none }] });
   const latency = html.match(/<table class="latency">[\s\S]*?<\/table>/)![0];
   assert.doesNotMatch(latency, /0\.0 ms/);

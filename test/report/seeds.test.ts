@@ -31,7 +31,7 @@ function summary(o: { cost: number; slo: number; ttftP99: number; dropped?: numb
     requests: { total: 100, completed: 100, dropped: o.dropped ?? 0, unfinished: 0 },
     slo: { attainment: o.slo },
     ttft: d(o.ttftP99 / 4, o.ttftP99),
-    tpot: d(0.02, 0.05),
+    tpot: { count: 100, ...d(0.02, 0.05) },
     e2e: d(1, 5),
   } as unknown as Summary;
 }
@@ -94,7 +94,7 @@ test('the paired block: per-seed differences against the baseline, their interva
   assert.equal(p.baseline, 'base');
   assert.deepEqual(p.metrics.map((m) => m.key), ['cost', 'slo', 'ttftP99', 'e2eP99']);
   const cell = (row: number, key: string) => p.rows[row]!.cells[p.metrics.findIndex((m) => m.key === key)]!;
-  for (const m of p.metrics) assert.deepEqual({ ...cell(0, m.key) }, { mean: 0, ci95: 0, n: 3, wins: 0, excludesZero: false }, m.key);
+  for (const m of p.metrics) assert.deepEqual({ ...cell(0, m.key) }, { mean: 0, ci95: 0, n: 3, nWithValue: 3, wins: 0, excludesZero: false }, m.key);
   // faster: −0.02, −0.025, −0.015 → −0.02 ± 4.303·0.005/√3; every seed a win; the interval excludes 0.
   const f = cell(1, 'ttftP99');
   assert.ok(Math.abs(f.mean + 0.02) < 1e-12);
@@ -102,7 +102,7 @@ test('the paired block: per-seed differences against the baseline, their interva
   assert.equal(f.wins, 3);
   assert.equal(f.excludesZero, true);
   // Cost is 2 more on every seed: a loss with no spread, excluding 0.
-  assert.deepEqual({ ...cell(1, 'cost') }, { mean: 2, ci95: 0, n: 3, wins: 0, excludesZero: true });
+  assert.deepEqual({ ...cell(1, 'cost') }, { mean: 2, ci95: 0, n: 3, nWithValue: 3, wins: 0, excludesZero: true });
   // noisy: +0.1, −0.1, 0 → mean 0, one win, the interval holds 0.
   assert.equal(cell(2, 'ttftP99').wins, 1);
   assert.equal(cell(2, 'ttftP99').excludesZero, false);
@@ -177,7 +177,7 @@ test('compare --seeds 3 runs every variant on each seed and writes means, interv
   assert.equal(j.paired.baseline, 'least-requests');
   assert.deepEqual(j.paired.metrics, ['cost', 'slo', 'ttftP99', 'e2eP99']);
   const self = j.paired.variants.find((v: { name: string }) => v.name === 'least-requests');
-  for (const k of j.paired.metrics) assert.deepEqual(self.diff[k], { mean: 0, ci95: 0, n: 3, wins: 0, excludesZero: false }, k);
+  for (const k of j.paired.metrics) assert.deepEqual(self.diff[k], { mean: 0, ci95: 0, n: 3, nWithValue: 3, wins: 0, excludesZero: false }, k);
   const jsq = j.paired.variants.find((v: { name: string }) => v.name === 'jsq');
   const lr = j.variants[1];
   const jv = j.variants[2];

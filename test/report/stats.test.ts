@@ -47,7 +47,7 @@ test('mean and 95 % half-width: [1, 2, 3] is 2 ± 2.484; one value or a NaN has 
   assert.ok(Math.abs(m.ci95 - 2.484) < 5e-4, String(m.ci95));
   // s = 1 and t(0.975, 2) · 1 / √3 exactly as the formula says.
   assert.ok(Math.abs(m.ci95 - tQuantile975(2) / Math.sqrt(3)) < 1e-12);
-  assert.deepEqual(meanCi95([5, 5, 5, 5]), { mean: 5, ci95: 0, n: 4 });
+  assert.deepEqual(meanCi95([5, 5, 5, 5]), { mean: 5, ci95: 0, n: 4, nWithValue: 4 });
   // Two values 10 and 12: s = √2, half-width 12.706 · √2 / √2.
   assert.ok(Math.abs(meanCi95([10, 12]).ci95 - 12.7062047) < 1e-6);
   const one = meanCi95([7]);

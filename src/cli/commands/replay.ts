@@ -126,7 +126,7 @@ export function registerReplay(program: Command): void {
           ...Object.entries(failReasons).map(([k, v]) => `  failed (${k}): ${v}`),
           ...(b.requests.completed > 0
             ? [
-                `TTFT p50 ${formatLatency(b.ttft.p50)}, p99 ${formatLatency(b.ttft.p99)}; TPOT p50 ${formatLatency(b.tpot.p50)}, p99 ${formatLatency(b.tpot.p99)}; E2E p50 ${formatLatency(b.e2e.p50)}, p99 ${formatLatency(b.e2e.p99)} (client side${timeScale !== 1 ? `, ×${timeScale}` : ''})`,
+                `TTFT p50 ${formatLatency(b.ttft.p50)}, p99 ${formatLatency(b.ttft.p99)}; TPOT ${b.tpot.count > 0 ? `p50 ${formatLatency(b.tpot.p50)}, p99 ${formatLatency(b.tpot.p99)}` : '– (no request had more than one output token)'}; E2E p50 ${formatLatency(b.e2e.p50)}, p99 ${formatLatency(b.e2e.p99)} (client side${timeScale !== 1 ? `, ×${timeScale}` : ''})`,
               ]
             : []),
           `SLO (TTFT ≤ ${b.slo.ttftS} s, TPOT ≤ ${b.slo.tpotS} s): ${b.requests.total > 0 ? `${formatAttainment(b.slo.attainment)} attained` : '–'}`,
