@@ -1,20 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { printSummary } from '../../src/cli/print.ts';
+import { printed } from '../helpers/cli.ts';
 import { summarize } from '../../src/metrics/summary.ts';
 import { run, scenarioFor, writeTrace } from '../helpers/sim.ts';
-
-function printed(f: () => void): string {
-  const write = process.stdout.write;
-  let out = '';
-  process.stdout.write = ((chunk: string) => ((out += chunk), true)) as typeof process.stdout.write;
-  try {
-    f();
-  } finally {
-    process.stdout.write = write;
-  }
-  return out;
-}
 
 test('a tier none of whose requests completed shows – for its TTFT, not 0.0 ms', () => {
   // Every 'huge' request is longer than the model's context, so it is dropped at arrival.

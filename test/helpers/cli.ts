@@ -51,3 +51,16 @@ export function userCatalogDir(): { dir: string; catalog: string; out: string } 
   writeFileSync(join(dir, 'catalog.yaml'), USER_CATALOG);
   return { dir, catalog: join(dir, 'catalog.yaml'), out: join(dir, 'o') };
 }
+
+/** What `f` writes to stdout (captured, not shown). */
+export function printed(f: () => void): string {
+  const write = process.stdout.write;
+  let out = '';
+  process.stdout.write = ((chunk: string) => ((out += chunk), true)) as typeof process.stdout.write;
+  try {
+    f();
+  } finally {
+    process.stdout.write = write;
+  }
+  return out;
+}

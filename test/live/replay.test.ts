@@ -25,6 +25,20 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
   }
 }
 
+/** A server answering its n-th request with the n-th of `bodies` as an SSE stream. */
+async function sseServer(bodies: readonly string[]): Promise<{ server: ReturnType<typeof createServer>; url: string }> {
+  let i = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(bodies[i++]);
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
 describe('replay: a workload sent to a live server', { timeout: 120_000 }, () => {
   it("sends the scenario's requests in open loop and reports them like simulate: every token received, same requests as simulate", async () => {
     const emu = await startEmulator({ model: MODEL, hardware: 'h100-80gb', port: 0, timeScale: 20 });
@@ -101,17 +115,8 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
     const chunk = 'data: {"choices":[{"text":"x"}]}\n\n';
     const error = 'data: {"error":{"message":"backend connection lost mid-response (UND_ERR_SOCKET)","type":"api_error","param":null,"code":"backend_disconnected"}}\n\n';
     const bodies = [chunk + error, chunk + error + 'data: [DONE]\n\n', chunk];
-    let i = 0;
-    const server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.end(bodies[i++]);
-      });
-    });
-    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    const { server, url } = await sseServer(bodies);
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const res = [];
       for (let k = 0; k < bodies.length; k++) res.push(...(await replay(url, [{ id: k, arrivalS: 0, inputTokens: 4, outputTokens: 3 }], { timeScale: 1, modelOf: () => MODEL, timeoutS: 5, maxInFlight: 10, ignoreEos: true })));
       assert.deepEqual(res.map((r) => r.failure), ['incomplete', 'incomplete', 'incomplete']);
@@ -130,17 +135,8 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
     // vLLM ≤ 0.10.0 (before PR #22099): the ErrorResponse itself, no `error` key; no usage chunk; then [DONE].
     const oldError = 'data: {"object":"error","message":"prompt too long for the KV cache","type":"BadRequestError","param":null,"code":400}\n\n';
     const bodies = [tok + tok + oldError + done, tok + tok + done, tok + tok + usage(2) + done, tok + tok + usage(2) + done, tok + tok + tok + usage(3) + done];
-    let i = 0;
-    const server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.end(bodies[i++]);
-      });
-    });
-    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    const { server, url } = await sseServer(bodies);
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const res = [];
       for (let k = 0; k < bodies.length; k++) {
         const ignoreEos = k !== 3; // without ignore_eos a server may stop early (EOS): 2 of 3 is complete

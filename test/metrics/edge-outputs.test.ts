@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { printSummary } from '../../src/cli/print.ts';
+import { printed } from '../helpers/cli.ts';
 import { summarize, type Summary } from '../../src/metrics/summary.ts';
 import { writeRunOutputs } from '../../src/metrics/write.ts';
 import { comparisonTable } from '../../src/report/table.ts';
@@ -20,18 +21,6 @@ async function requestsCsv(res: SimResult, s: Summary): Promise<Record<string, s
   const [head, ...rows] = readFileSync(join(dir, 'requests.csv'), 'utf8').trimEnd().split('\n');
   const names = head!.split(',');
   return rows.map((r) => Object.fromEntries(r.split(',').map((v, j) => [names[j]!, v])));
-}
-
-function printed(f: () => void): string {
-  const write = process.stdout.write;
-  let out = '';
-  process.stdout.write = ((chunk: string) => ((out += chunk), true)) as typeof process.stdout.write;
-  try {
-    f();
-  } finally {
-    process.stdout.write = write;
-  }
-  return out;
 }
 
 test('a run whose completed requests all have one output token has no TPOT: count 0, – in the tables, never best', async () => {
