@@ -104,7 +104,7 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
     }
   });
 
-  it('gives a chat without max_tokens the context left after the prompt (max_model_len − prompt), as vLLM; completions keep 16', async () => {
+  it('bounds a chat without max_tokens by the context left after the prompt (max_model_len − prompt), as vLLM, and stops it at its emulated EOS; completions keep 16', async () => {
     await assert.rejects(startEmulator({ model: MODEL, hardware: 'h100-80gb', maxModelLen: 200_000 }), /--max-model-len: expected an integer in \[1, 131072\]/);
     const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 50, maxModelLen: 64 });
     try {
@@ -136,6 +136,20 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
       assert.match(((await full.json()) as { error: { message: string } }).error.message, /maximum context length is 64 tokens.*64 tokens in the messages/);
     } finally {
       await e.close();
+    }
+    // With room left, a chat without a limit stops at its emulated EOS (chatOutputTokens, default 256), raised to min_tokens.
+    for (const [opts, body, want] of [
+      [{}, {}, 256],
+      [{ chatOutputTokens: 10 }, {}, 10],
+      [{ chatOutputTokens: 10 }, { min_tokens: 20 }, 20],
+    ] as const) {
+      const big = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 200, ...opts });
+      try {
+        const r = await post(big, '/v1/chat/completions', { model: MODEL, messages: [{ role: 'user', content: 'abcd' }], ...body });
+        assert.equal(((await r.json()) as { usage: { completion_tokens: number } }).usage.completion_tokens, want);
+      } finally {
+        await big.close();
+      }
     }
   });
 

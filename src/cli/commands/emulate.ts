@@ -18,6 +18,7 @@ interface EmulateFlags {
   crashAfter?: string;
   seed: string;
   servedName?: string;
+  chatOutputTokens: string;
   kvBlocks?: string;
   maxNumSeqs?: string;
   catalog?: string;
@@ -40,6 +41,7 @@ export function registerEmulate(program: Command): void {
     .option('--crash-after <s>', 'drop all connections and exit after s wall seconds')
     .option('--seed <n>', 'seed of the failure injection', '1')
     .option('--served-name <name>', 'model name clients use (default: --model)')
+    .option('--chat-output-tokens <n>', 'output tokens of a chat without max_tokens (its emulated EOS; at most the context left)', '256')
     .option('--kv-blocks <n>', 'override the KV capacity in 16-token blocks (default: from the memory plan)')
     .option('--max-num-seqs <n>', 'override the batch size limit (default 256)')
     .action(async (o: EmulateFlags) => {
@@ -78,6 +80,7 @@ export function registerEmulate(program: Command): void {
         crashAfterS: o.crashAfter === undefined ? undefined : parseNumberFlag('--crash-after', o.crashAfter, 0),
         seed: parseIntFlag('--seed', o.seed),
         servedName: o.servedName,
+        chatOutputTokens: intAtLeast(1, '--chat-output-tokens', o.chatOutputTokens),
         engine,
         onCrash: () => {
           process.stderr.write('emulate: crash injected, exiting\n');

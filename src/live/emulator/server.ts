@@ -22,6 +22,11 @@ export interface EmulatorOptions extends BackendSpec {
   /** Wall seconds after start at which the server drops every connection and stops listening. */
   crashAfterS?: number;
   seed?: number;
+  /**
+   * Output tokens of a chat request without max_tokens / max_completion_tokens, standing for where a real model would
+   * emit its EOS (default CHAT_OUTPUT_TOKENS); at most the context left, vLLM's bound; at least its min_tokens.
+   */
+  chatOutputTokens?: number;
   /** Name served in /v1/models and checked against `model` in requests (default: the catalog model name). */
   servedName?: string;
   onCrash?: () => void;
@@ -39,6 +44,8 @@ export interface Emulator {
 
 /** vLLM's /v1/completions default max_tokens (CompletionRequest.max_tokens = 16). A chat has no fixed default: see below. */
 const COMPLETIONS_MAX_TOKENS = 16;
+/** A chat's emulated EOS when it sets no limit (the gateway's `chatDefaultOutputTokens` estimate is the same). */
+export const CHAT_OUTPUT_TOKENS = 256;
 
 /** Starts a vLLM-like OpenAI server for one model on one modelled GPU (see docs/LIVE.md for the API). */
 export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
@@ -72,9 +79,10 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
     if ('param' in f) return sendError(res, 400, f.message, 'BadRequestError', null, {}, f.param);
     const { inputTokens, stream, includeUsage } = f;
     let outputTokens = f.maxTokens;
-    // A chat without max_completion_tokens / max_tokens: vLLM's get_max_tokens gives it the context left after the
-    // prompt (max_model_len − prompt tokens), not 16 (only /v1/completions defaults to 16). completionFields cannot
-    // know the context, so its chat estimate is replaced here and min_tokens (unbounded there) is checked against it.
+    // A chat without max_completion_tokens / max_tokens: vLLM's get_max_tokens bounds it by the context left after
+    // the prompt (max_model_len − prompt tokens), not 16 (only /v1/completions defaults to 16), and a real model
+    // stops at its EOS well before that: the emulator stops at chatOutputTokens (its EOS), within that bound.
+    // completionFields cannot know the context, so min_tokens (unbounded there) is checked against it here.
     const limited = [body.max_completion_tokens, body.max_tokens].some((v) => v !== undefined && v !== null);
     if (chat && !limited) {
       const left = backend.contextLength - inputTokens;
@@ -83,7 +91,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
       const minTokens = typeof body.min_tokens === 'number' ? body.min_tokens : 0;
       // SamplingParams: min_tokens ≤ max_tokens (here the context left).
       if (minTokens > left) return sendError(res, 400, `'min_tokens' must be an integer in [0, ${left}] (the context left after the prompt), got ${minTokens}`, 'BadRequestError', null, {}, 'min_tokens');
-      outputTokens = left;
+      outputTokens = Math.min(left, Math.max(minTokens, opts.chatOutputTokens ?? CHAT_OUTPUT_TOKENS));
     }
     const why = backend.reject(inputTokens, outputTokens);
     if (why) return sendError(res, 400, why, 'BadRequestError');
