@@ -18,7 +18,8 @@ import { formatComparisonTable, frontierNames } from '../../report/table.ts';
 import { loadComparison, type ComparisonSetup } from '../../report/variants.ts';
 import { UserError } from '../../util/errors.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
-import { collect, formatDuration, keptTransformsNote, parseIntFlag, prepareOutDir, scenarioFlags } from '../util.ts';
+import { collect, formatDuration, keptTransformsNote, parseIntFlag, scenarioFlags } from '../util.ts';
+import { prepareOutDir } from '../../util/folders.ts';
 
 interface CompareFlags {
   scenario?: string;

@@ -9,7 +9,8 @@ import { fitWorkloadTypes, typeLabeller } from '../../forecast/workload-types.ts
 import { UserError } from '../../util/errors.ts';
 import { detectFormat, openTrace } from '../../workload/index.ts';
 import { TRACE_FORMATS, type TraceFormat, type TraceRequest } from '../../workload/types.ts';
-import { parseIntFlag, prepareOutDir } from '../util.ts';
+import { parseIntFlag } from '../util.ts';
+import { prepareOutDir } from '../../util/folders.ts';
 
 interface Flags {
   trace?: string;

@@ -1,7 +1,7 @@
 import { readdirSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { fleetYaml } from '../../optimize/joint-allocation/fleet-export.ts';
 import { dirname, join, resolve } from 'node:path';
-import { prepareOutDir } from '../util.ts';
+import { prepareOutDir } from '../../util/folders.ts';
 import type { Command } from 'commander';
 import { UserError } from '../../util/errors.ts';
 import { buildCoefficients, configsOf } from '../../optimize/joint-allocation/coefficients.ts';

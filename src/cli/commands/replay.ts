@@ -11,7 +11,8 @@ import { UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { openWorkload } from '../../workload/schema.ts';
 import { TRACE_FORMATS, type TraceRequest } from '../../workload/types.ts';
-import { collect, counterProgress, keptTransformsNote, parseIntFlag, parseNumberFlag, prepareOutDir, scenarioFlags } from '../util.ts';
+import { collect, counterProgress, keptTransformsNote, parseIntFlag, parseNumberFlag, scenarioFlags } from '../util.ts';
+import { prepareOutDir } from '../../util/folders.ts';
 
 interface ReplayFlags {
   url: string;

@@ -8,7 +8,8 @@ import { simulate } from '../../sim/simulator.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
 import { formatCommand, writeRunReport } from '../../report/run-report.ts';
 import { printSummary } from '../print.ts';
-import { collect, keptTransformsNote, prepareOutDir, progressReporter, scenarioFlags } from '../util.ts';
+import { collect, keptTransformsNote, progressReporter, scenarioFlags } from '../util.ts';
+import { prepareOutDir } from '../../util/folders.ts';
 
 export function registerSimulate(program: Command): void {
   program

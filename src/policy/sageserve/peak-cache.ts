@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../../util/errors.ts';
+import { prepareOutDir } from '../../util/folders.ts';
 
 /**
  * Hourly forecast peaks by content, so a run that fits ARIMA on a history some earlier run already fitted
@@ -63,11 +64,7 @@ export class PeakCache {
     let t = stores.get(abs);
     if (!t) {
       t = new Map();
-      try {
-        mkdirSync(abs, { recursive: true });
-      } catch (e) {
-        throw new UserError(`scaling.options.forecastCacheDir: cannot create ${abs} (${e instanceof Error ? e.message : String(e)})`);
-      }
+      prepareOutDir('scaling.options.forecastCacheDir', abs);
       let text = '';
       try {
         text = readFileSync(this.file, 'utf8');

@@ -75,3 +75,11 @@ test('the cache key changes with any history bit, the order or the peak window; 
   assert.equal(c.hits, 2);
   assert.equal(c.misses, 1);
 });
+
+test('a forecastCacheDir that cannot be made is one UserError naming the option, also under /proc (no loop)', () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'peak-cache-')), 'a-file');
+  writeFileSync(file, '');
+  for (const dir of [join(file, 'cache'), '/proc/llmfleet-no/cache']) {
+    assert.throws(() => new PeakCache(dir), (e: Error) => e.name === 'UserError' && /^scaling\.options\.forecastCacheDir .*cannot write there/.test(e.message));
+  }
+});
