@@ -15,7 +15,7 @@ describe('emulate and serve commands', { timeout: 90_000 }, () => {
     try {
       const emu = await startCli(['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--port', '0', '--time-scale', '20']);
       kids.push(emu.child);
-      const gw = await startCli(['serve', '--port', '0', '--backend', emu.url]);
+      const gw = await startCli(['serve', '--port', '0', '--backend', emu.url, '--chat-output-tokens', '100']);
       kids.push(gw.child);
       const r = await fetch(`${gw.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, prompt: 'hi', max_tokens: 3 }) });
       const j = (await r.json()) as { usage: { completion_tokens: number } };
@@ -43,6 +43,7 @@ describe('emulate and serve commands', { timeout: 90_000 }, () => {
       [['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--port', '99999'], /^llmfleet: --port: expected 0\.\.65535, got 99999$/m],
       [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--host', 'nohost.invalid'], /cannot listen on nohost\.invalid:8000: the host name does not resolve/],
       [['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--routing', 'fastest'], /--routing/],
+      [['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--chat-output-tokens', '0'], /^llmfleet: --chat-output-tokens: expected a positive integer, got 0$/m],
       [['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--host', 'nohost.invalid'], /cannot listen on nohost\.invalid/],
       [['serve', '--backend', 'ftp://127.0.0.1:21', '--model', MODEL], /--backend: expected a base URL/],
       [['serve', '--config', config('ftp.yaml', pool('"ftp://127.0.0.1:21"'))], /ftp\.yaml:3 pools\[0\]\.backends\[0\]: expected a base URL like http:\/\/host:port/],

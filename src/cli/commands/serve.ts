@@ -16,6 +16,7 @@ interface ServeFlags {
   backend: string[];
   routing?: string;
   model?: string;
+  chatOutputTokens?: string;
 }
 
 /** Asks a backend which model it serves (GET /v1/models, first entry). */
@@ -44,6 +45,7 @@ export function registerServe(program: Command): void {
     .option('--backend <url>', 'a backend base URL, e.g. http://127.0.0.1:8000 (repeatable; quick form without --config)', (v: string, prev: string[]) => [...prev, v], [])
     .option('--routing <policy>', `routing policy (default: the config's, else round-robin): ${ROUTER_NAMES.join(', ')}`)
     .option('--model <name>', 'model the --backend URLs serve (default: asked from each backend)')
+    .option('--chat-output-tokens <n>', "routing estimate of a chat's output when it sets no max_tokens (default: the config's chatDefaultOutputTokens, else 256)")
     .action(async (o: ServeFlags) => {
       let raw: Record<string, unknown>;
       let cfg: GatewayConfig;
@@ -67,6 +69,11 @@ export function registerServe(program: Command): void {
         const port = parseIntFlag('--port', o.port);
         if (port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got ${port}`);
         raw.port = port;
+      }
+      if (o.chatOutputTokens !== undefined) {
+        const n = parseIntFlag('--chat-output-tokens', o.chatOutputTokens);
+        if (n < 1) throw new UserError(`--chat-output-tokens: expected a positive integer, got ${n}`);
+        raw.chatDefaultOutputTokens = n;
       }
       if (o.routing !== undefined) {
         if (!(ROUTER_NAMES as string[]).includes(o.routing)) throw new UserError(`--routing: unknown policy '${o.routing}'; valid: ${ROUTER_NAMES.join(', ')}`);
