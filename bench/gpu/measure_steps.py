@@ -7,16 +7,24 @@ on one token per sequence, as vLLM computes logits) timed as an engine would run
   Hopper); K/V are not written to a paged cache (a copy of 2·layers·kvHeads·headDim values per token, small);
 - decode: B sequences each attending to a context of C tokens in a contiguous KV cache, the new token's K/V
   written into it, captured once as a CUDA graph and timed by replays (vLLM replays graphs for decode); a few
-  decode shapes are also timed eagerly, to show what the graph saves.
+  decode shapes are also timed eagerly, to show what the graph saves;
+- prefix (`--prefix`): one sequence's prompt chunk of P tokens whose first C tokens are already in a contiguous KV
+  cache (a cached prefix, or the earlier chunks of a chunked prefill): the chunk's K/V written into the cache, its
+  queries attending to all C cached keys and causally within the chunk (bottom-right causal alignment), eager and
+  fused as prefill. The roofline charges such a chunk P · (C + (P + 1)/2) attended pairs; these rows check that.
 
 A transformers LlamaForCausalLM of the same shape times a few prefills as a cross-check of the minimal forward.
-Rows: hardware,model,layers,kind,batch,tokens_per_seq,impl,median_ms,p10_ms,p90_ms (tokens_per_seq = prompt L or
-context C); `llmfleet calibrate --steps FILE` checks the roofline against them.
+Rows: hardware,model,layers,kind,batch,tokens_per_seq,impl,median_ms,p10_ms,p90_ms (tokens_per_seq = prompt L,
+context C, or for `prefix` the cached tokens C), with chunk_tokens (the prompt chunk P) for `mixed` and `prefix`;
+written to DIR/steps.csv (and the log to DIR/log.txt) in every mode. `llmfleet calibrate --steps FILE` checks the
+roofline against them.
 
     python3 bench/gpu/measure_steps.py --out DIR          # on the GPU, ≈ 5-6 min on an H100 (the two small models ≈ 100 s)
     python3 bench/gpu/measure_steps.py --mixed --out DIR  # mixed prompt-chunk + decode steps instead (column chunk_tokens)
     python3 bench/gpu/measure_steps.py --long --models llama3.1-8b --variants fused --out DIR  # 8k-32k tokens
     python3 bench/gpu/measure_steps.py --moe --out DIR    # Mixtral-8x7B, 4 layers, experts as grouped GEMMs
+    python3 bench/gpu/measure_steps.py --prefix --no-hf --out DIR  # llama3.1-8b chunks of 512/2048 after 0-32k cached tokens, est. ≈ 1 min on an H200
+    python3 bench/gpu/measure_steps.py --prefix --smoke --out DIR  # the same on the tiny model on the CPU, seconds
     python3 bench/gpu/measure_steps.py --smoke --out DIR  # tiny shapes on the CPU, to check the script
 """
 import argparse
@@ -29,6 +37,7 @@ import time
 
 import torch
 import torch.nn.functional as F
+from torch.nn.attention.bias import causal_lower_right
 
 MODELS = {
     # name: shape; `layers` may be fewer than the model has (a slice that fits one GPU: the check scales the spec).
@@ -169,13 +178,42 @@ def grouped_mm_works(dev, dtype):
         return False
 
 
-def fused_prefill_layer(x, w, cos, sin, B, L, H, KV, hd):
-    """Fewer kernels: PyTorch's fused RMSNorm, one rotation for q and k, SDPA's own GQA, residual adds in the GEMM."""
+def _fused_qkv(x, w, cos, sin, B, L, H, KV, hd):
+    """The fused layer's first half: RMSNorm, one QKV GEMM, one rotation for q and k. q is [B, H, L, hd], k and v
+    [B, KV, L, hd] (views of the GEMM's output)."""
     qkv = (F.rms_norm(x, (x.shape[-1],), w['ln1'], 1e-5) @ w['wqkv']).view(B, L, H + 2 * KV, hd).transpose(1, 2)
     q, k = rope(qkv[:, :H + KV], cos, sin).split([H, KV], dim=1)
-    a = F.scaled_dot_product_attention(q, k, qkv[:, H + KV:], is_causal=True, enable_gqa=KV != H)
+    return q, k, qkv[:, H + KV:]
+
+
+def _fused_out(x, a, w, B, L, H, hd):
+    """The fused layer's second half: the output projection with the residual add in the GEMM, then the MLP."""
     x = torch.addmm(x, a.transpose(1, 2).reshape(B * L, H * hd), w['wo'])
     return _fused_mlp(x, w)
+
+
+def fused_prefill_layer(x, w, cos, sin, B, L, H, KV, hd):
+    """Fewer kernels: PyTorch's fused RMSNorm, one rotation for q and k, SDPA's own GQA, residual adds in the GEMM."""
+    q, k, v = _fused_qkv(x, w, cos, sin, B, L, H, KV, hd)
+    a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=KV != H)
+    return _fused_out(x, a, w, B, L, H, hd)
+
+
+def fused_prefix_layer(x, w, kc, vc, C, mask, cos, sin, H, KV, hd):
+    """A prompt chunk of P = len(x) tokens of one sequence whose first C tokens are in the cache kc, vc
+    ([1, KV, ≥ C + P, hd]): the chunk's K/V written to cache slots C..C+P-1, then its queries attend over cache[:C+P].
+
+    The mask must be bottom-right aligned (`causal_lower_right(P, C + P)`: chunk token i sees cached keys 0..C-1 and
+    chunk keys 0..i). SDPA's `is_causal=True` is top-left aligned: with P queries and C + P keys, query i would see
+    keys 0..i only, i.e. the first P cached tokens and none of its own chunk, and the step would cost P²/2 pairs
+    whatever C is. SDPA runs a CausalBias through FlashAttention (causal there means bottom-right), not a
+    materialised mask. With C = 0 the two alignments agree: plain is_causal, as prefill."""
+    P = x.shape[0]
+    q, k, v = _fused_qkv(x, w, cos, sin, 1, P, H, KV, hd)
+    kc[:, :, C:C + P] = k
+    vc[:, :, C:C + P] = v
+    a = F.scaled_dot_product_attention(q, kc[:, :, :C + P], vc[:, :, :C + P], attn_mask=mask, is_causal=mask is None, enable_gqa=KV != H)
+    return _fused_out(x, a, w, 1, P, H, hd)
 
 
 def fused_decode_layer(x, w, kc, vc, cos, sin, H, KV, hd):
@@ -254,6 +292,19 @@ class MiniLlama:
             x = self._mlp(x, w)
         last = x.view(B, L, -1)[:, -1]
         return rms_norm(last, self.norm) @ self.head
+
+    def prefix_chunk(self, ids, caches, C):
+        """One sequence's prompt chunk (ids: [P]) after C cached tokens (fused ops, eager, as fused prefill); logits
+        for its last token. caches: per layer (k, v) of [1, KV, ≥ C + P, hd]; the chunk's K/V are written into them."""
+        c = self.c
+        H, KV, hd = c['heads'], c['kv'], c['hd']
+        P = ids.shape[0]
+        cos, sin = self.cos_sin(torch.arange(C, C + P, device=self.dev))
+        mask = causal_lower_right(P, C + P) if C > 0 else None
+        x = self.emb[ids]
+        for w, (kc, vc) in zip(self.layers, caches):
+            x = fused_prefix_layer(x, w, kc, vc, C, mask, cos, sin, H, KV, hd)
+        return rms_norm(x[-1:], self.norm) @ self.head
 
     def decode_state(self, B, C):
         c = self.c
@@ -370,6 +421,74 @@ def measure_mixed(name, cfg, dev, dtype, timer, rows, log, smoke):
 
 def kv_bytes(cfg, B, C):
     return 2 * cfg['layers'] * B * C * cfg['kv'] * cfg['hd'] * 2
+
+
+PREFIX_CHUNKS = [512, 2048]
+PREFIX_CACHED = [0, 2048, 8192, 16384, 32768]
+PREFIX_HEADROOM_BYTES = 4 * 2**30  # left free beside the weights and the cache (a 2,048-token chunk needs < 1 GiB)
+
+
+def check_lower_right(cfg, dev, dtype, log):
+    """Before timing: a chunk's attention through causal_lower_right equals the last P rows of causal attention over
+    all C + P tokens (what a prefill of the whole prompt computes), on small shapes with the model's heads, on the
+    device and dtype timed. The top-left is_causal is shown to differ."""
+    H, KV, hd = cfg['heads'], cfg['kv'], cfg['hd']
+    C, P = 200, 56
+    g = torch.Generator(device=dev).manual_seed(0)
+    q = torch.randn(1, H, C + P, hd, device=dev, dtype=dtype, generator=g)
+    k = torch.randn(1, KV, C + P, hd, device=dev, dtype=dtype, generator=g)
+    v = torch.randn(1, KV, C + P, hd, device=dev, dtype=dtype, generator=g)
+    with torch.inference_mode():
+        ref = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=KV != H)[:, :, C:].float()
+        got = F.scaled_dot_product_attention(q[:, :, C:], k, v, attn_mask=causal_lower_right(P, C + P), enable_gqa=KV != H).float()
+        top_left = F.scaled_dot_product_attention(q[:, :, C:], k, v, is_causal=True, enable_gqa=KV != H).float()
+    err, wrong = (got - ref).abs().max().item(), (top_left - ref).abs().max().item()
+    flash = '?'
+    if dev.type == 'cuda':
+        try:
+            flash = torch.backends.cuda.can_use_flash_attention(torch.backends.cuda.SDPAParams(q[:, :, C:], k, v, None, 0.0, False, KV != H))
+        except Exception as e:  # noqa: BLE001 - informative only
+            flash = f'unknown ({type(e).__name__})'
+    log(f'prefix attention check (C={C}, P={P}): lower-right vs whole-prompt causal max |diff| {err:.2e} (top-left is_causal: {wrong:.2e}); FlashAttention usable: {flash}')
+    if not err < (5e-2 if dtype != torch.float32 else 1e-4) or not wrong > 10 * max(err, 1e-6):
+        raise RuntimeError(f'lower-right causal attention does not match a whole-prompt prefill (max |diff| {err}, top-left {wrong})')
+
+
+def measure_prefix(name, cfg, dev, dtype, timer, rows, log, smoke, save=lambda: None):
+    """Prompt chunks of P tokens of one sequence after C cached tokens (kind `prefix`, tokens_per_seq = C,
+    chunk_tokens = P), fused ops, eager as fused prefill. One contiguous cache of the largest C that fits plus the
+    largest P serves every shape: each chunk writes slots C..C+P-1 and attends over the first C + P."""
+    m = MiniLlama(cfg, dev, dtype)
+    chunks, cached = ([8, 16], [0, 8, 32]) if smoke else (PREFIX_CHUNKS, PREFIX_CACHED)
+    check_lower_right(cfg, dev, dtype, log)
+    budget = KV_BUDGET_BYTES
+    if dev.type == 'cuda':
+        budget = min(budget, torch.cuda.mem_get_info()[0] - PREFIX_HEADROOM_BYTES)
+    fits = [C for C in cached if kv_bytes(cfg, 1, C + max(chunks)) <= budget]
+    for C in cached:
+        if C not in fits:
+            log(f'{name} prefix cached={C} skipped: a {kv_bytes(cfg, 1, C + max(chunks)) / 2**30:.1f} GiB cache exceeds the {budget / 2**30:.1f} GiB left')
+    if not fits:
+        return
+    slots = max(fits) + max(chunks)
+    shape = (1, cfg['kv'], slots, cfg['hd'])
+    caches = [(torch.randn(shape, device=dev, dtype=dtype), torch.randn(shape, device=dev, dtype=dtype)) for _ in m.layers]
+    log(f'{name} prefix: cache of {slots} tokens ({kv_bytes(cfg, 1, slots) / 2**30:.1f} GiB), {cfg["layers"]} layers')
+    with torch.inference_mode():
+        for C in fits:
+            for P in chunks:
+                try:
+                    ids = torch.randint(0, cfg['vocab'], (P,), device=dev)
+                    r = timer(lambda: m.prefix_chunk(ids, caches, C), warmup=3, reps=15)
+                    rows.append(dict(hardware=HARDWARE, model=name, layers=cfg['layers'], kind='prefix', batch=1, tokens_per_seq=C, impl='fused-eager',
+                                     median_ms=f'{r[0]:.4f}', p10_ms=f'{r[1]:.4f}', p90_ms=f'{r[2]:.4f}', chunk_tokens=P))
+                    log(f'{name} prefix chunk={P} cached={C}: {r[0]:.3f} ms')
+                    save()
+                except Exception as e:  # noqa: BLE001 - keep the other shapes
+                    log(f'{name} prefix chunk={P} cached={C} FAILED: {type(e).__name__}: {str(e)[:300]}')
+    del caches, m
+    if dev.type == 'cuda':
+        torch.cuda.empty_cache()
 
 
 VARIANTS = {  # variant: (prefill impl, decode impl) names in the CSV
@@ -506,13 +625,21 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument('--out', default='.')
     p.add_argument('--smoke', action='store_true')
-    p.add_argument('--models', default=','.join(MODELS))
+    p.add_argument('--models', default=None, help=f'comma-separated, of {", ".join(MODELS)} (default: all; llama3.1-8b with --prefix)')
     p.add_argument('--variants', default=','.join(VARIANTS), help='which of plain, fused, compiled')
     p.add_argument('--no-hf', action='store_true', help="skip the transformers cross-check")
     p.add_argument('--mixed', action='store_true', help='time mixed prefill-chunk + decode steps instead (kind "mixed")')
     p.add_argument('--long', action='store_true', help='long prompts and contexts instead (8k-32k tokens; use with --models llama3.1-8b)')
     p.add_argument('--moe', action='store_true', help='a mixture of experts instead: 4 layers of Mixtral-8x7B, fused variant, grouped-GEMM experts')
+    p.add_argument('--prefix', action='store_true', help='prompt chunks after a cached prefix instead (kind "prefix": P = 512, 2048 tokens after C = 0-32k cached)')
     args = p.parse_args()
+    if sum([args.mixed, args.long, args.moe, args.prefix]) > 1:
+        p.error('--mixed, --long, --moe and --prefix: give one mode at a time')
+    if args.models is None:
+        args.models = 'llama3.1-8b' if args.prefix else ','.join(MODELS)
+    unknown = [k for k in args.models.split(',') if k not in MODELS]
+    if unknown and not args.smoke and not args.moe:
+        p.error(f'--models: unknown {", ".join(unknown)} (known: {", ".join(MODELS)})')
     dev = torch.device('cpu' if args.smoke else 'cuda')
     dtype = torch.float32 if args.smoke else torch.bfloat16
     os.makedirs(args.out, exist_ok=True)
@@ -552,9 +679,13 @@ def main():
             measure_mixed(name, cfg, dev, dtype, timer, rows, log, args.smoke)
             save()
             continue
+        if args.prefix:
+            measure_prefix(name, cfg, dev, dtype, timer, rows, log, args.smoke, save)
+            save()
+            continue
         measure_model(name, cfg, dev, dtype, timer, rows, log, args.smoke, t0, args.variants.split(','), args.long, save)
         save()
-    if not args.no_hf and not args.mixed and not args.long:
+    if not args.no_hf and not args.mixed and not args.long and not args.prefix:
         hf_cross_check(dev, dtype, timer, rows, log, args.smoke)
     save()
     log(f'{len(rows)} rows -> {path} in {time.time() - t0:.0f} s')

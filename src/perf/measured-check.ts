@@ -12,7 +12,7 @@ import type { BatchShape, Deployment, PerfModel } from './types.ts';
  * are fitted per device on the training rows, and the error is reported on the test rows.
  */
 
-export type CheckKind = 'layer' | 'all-reduce' | 'prefill' | 'decode' | 'mixed';
+export type CheckKind = 'layer' | 'all-reduce' | 'prefill' | 'decode' | 'mixed' | 'prefix';
 
 export interface Obs {
   /** Row group, e.g. `<gpu>/<model>/tp<k>`; rows of a key share one deployment. */

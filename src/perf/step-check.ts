@@ -1,4 +1,5 @@
 import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { BUILTIN_CATALOG, type Catalog } from '../model/catalog.ts';
 import { vocabParams } from '../model/params.ts';
 import type { ModelSpec } from '../model/types.ts';
@@ -14,7 +15,10 @@ import type { BatchShape, Deployment } from './types.ts';
  * - `prefill`: B prompts of L = tokens_per_seq tokens, attention causal within each prompt;
  * - `decode`: B sequences each attending to a context of C = tokens_per_seq tokens (the new one included);
  * - `mixed`: a prompt chunk of P = chunk_tokens tokens (a new sequence) batched with B decoding sequences at
- *   context C, as chunked prefill runs it (B or P may be 0: the pure steps of the same run).
+ *   context C, as chunked prefill runs it (B or P may be 0: the pure steps of the same run);
+ * - `prefix`: B sequences (the script times 1) each computing a prompt chunk of P = chunk_tokens tokens whose first
+ *   C = tokens_per_seq tokens are already in the KV cache (C may be 0): the chunk's queries attend to the C cached
+ *   keys and causally within the chunk, B · P · (C + (P + 1)/2) attended pairs in the roofline.
  *
  * The row's model is the catalog model cut to the `layers` measured (a slice of a model too big for one GPU:
  * embeddings and LM head whole, params scaled per layer), on the row's hardware at TP 1. The engine's CPU-side
@@ -23,8 +27,9 @@ import type { BatchShape, Deployment } from './types.ts';
  * `perLayerOverheadS` (kernel launches and tails; 40 µs in the GPU defaults, fitted on these measurements).
  *
  * Rows of the engine-like variants are fitted on (`fused-eager` prefill; `compiled-graph` decode, replayed as a
- * CUDA graph as vLLM V1 does); other variants (eager decode, transformers' own Llama) and mixed steps are only compared, each as
- * its own key: whether the roofline fitted on pure steps predicts mixed ones is the question they answer.
+ * CUDA graph as vLLM V1 does); other variants (eager decode, transformers' own Llama), mixed and prefix steps are only
+ * compared, each as its own key: whether the roofline fitted on pure steps predicts mixed steps and chunks after a
+ * cached prefix (its attention linear in C) is the question they answer.
  */
 
 export interface StepCheckResult {
@@ -32,6 +37,12 @@ export interface StepCheckResult {
   keys: RowGroupCheck[];
   fits: GroupFit[];
 }
+
+/** The measured-step files bundled in data/profiles/measured/ (`calibrate --steps` without files reads them all). */
+export const BUNDLED_STEPS: readonly string[] = [
+  'h100-steps', 'h100-mixed-steps', 'h100-long-steps', 'h100-small-steps', 'h100-small-mixed-steps',
+  'h200-steps', 'h200-long-steps', 'h200-prefix-steps', 'h200-small-steps', 'h200-small-mixed-steps', 'h200-moe-steps',
+].map((f) => fileURLToPath(new URL(`../../data/profiles/measured/${f}.csv`, import.meta.url)));
 
 const COLUMNS = ['hardware', 'model', 'layers', 'kind', 'batch', 'tokens_per_seq', 'impl', 'median_ms'];
 const FITTED_IMPL: Readonly<Record<string, string>> = { prefill: 'fused-eager', decode: 'compiled-graph' };
@@ -43,12 +54,15 @@ export function modelSlice(m: ModelSpec, layers: number): ModelSpec {
   return { ...m, name: `${m.name}[${layers} layers]`, layers, params: slice(m.params), activeParams: slice(m.activeParams) };
 }
 
-/** `prompts` prompts of `promptTokens` tokens each (no cached prefix) and `decodes` sequences at `context`. */
-function shapeOf(prompts: number, promptTokens: number, decodes: number, context: number): BatchShape {
+/**
+ * `prompts` prompt chunks of `promptTokens` tokens each, after `cached` tokens already in the KV cache (0: a whole
+ * prompt), and `decodes` sequences at `context`.
+ */
+function shapeOf(prompts: number, promptTokens: number, decodes: number, context: number, cached = 0): BatchShape {
   return {
     prefillTokens: prompts * promptTokens,
     prefillSeqs: prompts,
-    prefillAttendTokens: (prompts * promptTokens * (promptTokens + 1)) / 2,
+    prefillAttendTokens: prompts * promptTokens * (cached + (promptTokens + 1) / 2),
     decodeSeqs: decodes,
     decodeContextTokens: decodes * context,
   };
@@ -75,16 +89,20 @@ function observations(source: string, catalog: Catalog, deps: Map<string, Deploy
     const layers = numberCell(row, source, 'layers', true);
     if (layers < 1 || layers > full.layers) throw at('layers', `1 to ${full.layers} (${modelId}'s layers)`, String(layers));
     const kind = row.get('kind');
-    if (kind !== 'prefill' && kind !== 'decode' && kind !== 'mixed') throw at('kind', "'prefill', 'decode' or 'mixed'", kind);
+    if (kind !== 'prefill' && kind !== 'decode' && kind !== 'mixed' && kind !== 'prefix') throw at('kind', "'prefill', 'decode', 'mixed' or 'prefix'", kind);
     const batch = numberCell(row, source, 'batch', true);
     const perSeq = numberCell(row, source, 'tokens_per_seq', true);
-    if (perSeq < 1) throw at('tokens_per_seq', 'a positive integer', row.get('tokens_per_seq'));
+    // A prefix row's tokens_per_seq is the cached prefix, which may be empty.
+    if (perSeq < 1 && kind !== 'prefix') throw at('tokens_per_seq', 'a positive integer', row.get('tokens_per_seq'));
     let chunk = 0;
-    if (kind === 'mixed') {
-      if (!row.has('chunk_tokens')) throw at('chunk_tokens', "a column chunk_tokens for 'mixed' rows", 'none');
+    if (kind === 'mixed' || kind === 'prefix') {
+      if (!row.has('chunk_tokens')) throw at('chunk_tokens', `a column chunk_tokens for '${kind}' rows`, 'none');
       chunk = numberCell(row, source, 'chunk_tokens', true);
+    }
+    if (kind === 'mixed') {
       if (batch + chunk === 0) throw at('batch', 'decoding sequences or a prompt chunk (both are 0)', '0');
     } else if (batch < 1) throw at('batch', 'a positive integer', row.get('batch'));
+    if (kind === 'prefix' && chunk < 1) throw at('chunk_tokens', 'a positive integer (the prompt chunk after the cached prefix)', row.get('chunk_tokens'));
     const ms = numberCell(row, source, 'median_ms');
     if (ms <= 0) throw at('median_ms', 'a positive time', row.get('median_ms'));
     const impl = row.get('impl');
@@ -96,13 +114,21 @@ function observations(source: string, catalog: Catalog, deps: Map<string, Deploy
       key: `${hwId}/${modelId}${layers < full.layers ? `[${layers}L]` : ''}/${kind}${fitted ? '' : ` (${impl})`}`,
       kind,
       group: hwId,
-      // Mixed rows sort by chunk, then decodes (they are never fitted, so the order only picks the samples).
-      x: kind === 'mixed' ? chunk * 1e6 + batch : batch * perSeq,
-      label: kind === 'mixed' ? `${chunk}+${batch}×${perSeq}` : `${batch}×${perSeq}`,
+      // Mixed rows sort by chunk, then decodes; prefix rows by chunk, then cached tokens, then sequences (neither is
+      // ever fitted, so the order only picks the samples).
+      x: kind === 'mixed' ? chunk * 1e6 + batch : kind === 'prefix' ? (chunk * 1e7 + perSeq) * 1e3 + batch : batch * perSeq,
+      label: kind === 'mixed' ? `${chunk}+${batch}×${perSeq}` : kind === 'prefix' ? `${batch > 1 ? `${batch}×` : ''}${chunk}@${perSeq}` : `${batch}×${perSeq}`,
       measuredS: ms / 1e3,
       fit: fitted,
       dep,
-      shape: kind === 'prefill' ? shapeOf(batch, perSeq, 0, 0) : kind === 'decode' ? shapeOf(0, 0, batch, perSeq) : shapeOf(chunk > 0 ? 1 : 0, chunk, batch, perSeq),
+      shape:
+        kind === 'prefill'
+          ? shapeOf(batch, perSeq, 0, 0)
+          : kind === 'decode'
+            ? shapeOf(0, 0, batch, perSeq)
+            : kind === 'prefix'
+              ? shapeOf(batch, chunk, 0, 0, perSeq)
+              : shapeOf(chunk > 0 ? 1 : 0, chunk, batch, perSeq),
       scale: 1,
     };
   });

@@ -2,10 +2,14 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
-import { checkMeasuredSteps } from '../../src/perf/step-check.ts';
+import { BUNDLED_STEPS, checkMeasuredSteps } from '../../src/perf/step-check.ts';
+import { BUILTIN_CATALOG } from '../../src/model/catalog.ts';
+import { efficiencyFor } from '../../src/perf/efficiency.ts';
+import { rooflinePerfModel } from '../../src/perf/roofline.ts';
+import { ConfigError } from '../../src/util/errors.ts';
 
 const run = promisify(execFile);
 const HEADER = 'hardware,model,layers,kind,batch,tokens_per_seq,impl,median_ms,p10_ms,p90_ms';
@@ -100,15 +104,110 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
     assert.ok(byKey['h100-80gb/llama2-7b/decode (mini-eager)']!.fitted.mape > 60);
   });
 
+  it('a prefix row is a prompt chunk after C cached tokens: P · (C + (P + 1)/2) attended pairs, compared, never fitted', () => {
+    const prefixMs = (chunk: number, cached: number) => {
+      const linear = linearS(BODY_7B, HEAD_7B, chunk, 1);
+      const attention = (PAIR_FLOP * chunk * (cached + (chunk + 1) / 2)) / (FLOPS * 0.6);
+      return (linear + attention + 32 * LAYER_S) * 1e3;
+    };
+    const shapes = [512, 2048].flatMap((p) => [0, 2048, 8192, 32768].map((c) => [p, c] as const));
+    const path = file([]);
+    writeFileSync(path, [`${HEADER},chunk_tokens`, ...shapes.map(([p, c]) => `h100-80gb,llama2-7b,32,prefix,1,${c},fused-eager,${prefixMs(p, c)},0,0,${p}`)].join('\n') + '\n');
+    const r = checkMeasuredSteps(path);
+    assert.deepEqual(r.keys.map((k) => k.key), ['h100-80gb/llama2-7b/prefix (fused-eager)'], 'prefix rows are compared, never fitted');
+    assert.equal(r.keys[0]!.kind, 'prefix');
+    assert.equal(r.keys[0]!.test.default.n, 4);
+    assert.ok(r.keys[0]!.test.default.mape < 1e-6, JSON.stringify(r.keys[0]!.test));
+    // Sorted by chunk, then cached tokens.
+    assert.deepEqual(r.keys[0]!.samples.map((x) => x.label), ['512@0', '2048@0', '2048@32768']);
+    assert.ok(Math.abs(r.keys[0]!.samples[2]!.defaultMs - prefixMs(2048, 32768)) < 1e-9, JSON.stringify(r.keys[0]!.samples));
+  });
+
+  it('a prefix row predicts what the roofline gives the chunk shape: linear in the cached tokens, B sequences each with the chunk', () => {
+    const { models, hardware } = BUILTIN_CATALOG;
+    const roofline = rooflinePerfModel(
+      { model: models['llama3.1-8b']!, hardware: hardware['h200']!, tp: 1, pp: 1 },
+      { ...efficiencyFor(hardware['h200']!), stepOverheadS: 0, prefillOverheadS: 0, perSeqOverheadS: 0 },
+    );
+    const predictedMs = (batch: number, chunk: number, cached: number): number => {
+      const path = file([]);
+      writeFileSync(path, [`${HEADER},chunk_tokens`, `h200,llama3.1-8b,32,prefix,${batch},${cached},fused-eager,100,0,0,${chunk}`].join('\n') + '\n');
+      const [key] = checkMeasuredSteps(path).keys;
+      assert.equal(key!.samples[0]!.label, `${batch > 1 ? `${batch}×` : ''}${chunk}@${cached}`);
+      return key!.samples[0]!.defaultMs;
+    };
+    const cachedTokens = [0, 2048, 8192, 16384, 32768];
+    for (const chunk of [512, 2048]) {
+      const ms = cachedTokens.map((c) => predictedMs(1, chunk, c));
+      cachedTokens.forEach((c, i) => {
+        const shape = { prefillTokens: chunk, prefillSeqs: 1, prefillAttendTokens: chunk * (c + (chunk + 1) / 2), decodeSeqs: 0, decodeContextTokens: 0 };
+        assert.ok(Math.abs(ms[i]! - roofline.stepTimeS(shape) * 1e3) < 1e-9, `P=${chunk} C=${c}: ${ms[i]} vs ${roofline.stepTimeS(shape) * 1e3}`);
+        if (i > 0) assert.ok(ms[i]! > ms[i - 1]!, `P=${chunk}: ${ms.join(', ')} increases with the cached tokens`);
+      });
+      // Linear in C, with slope P × (seconds per attended pair): the cost of the chunk × cached term.
+      const slopes = ms.slice(1).map((m, i) => (m - ms[i]!) / (cachedTokens[i + 1]! - cachedTokens[i]!));
+      for (const s of slopes) assert.ok(Math.abs(s / slopes[0]! - 1) < 1e-9, JSON.stringify(slopes));
+      const perPairMs = (roofline.stepTimeS({ prefillTokens: 1, prefillSeqs: 1, prefillAttendTokens: 2, decodeSeqs: 0, decodeContextTokens: 0 }) - roofline.stepTimeS({ prefillTokens: 1, prefillSeqs: 1, prefillAttendTokens: 1, decodeSeqs: 0, decodeContextTokens: 0 })) * 1e3;
+      assert.ok(Math.abs(slopes[0]! / (chunk * perPairMs) - 1) < 1e-6, `slope ${slopes[0]} vs ${chunk * perPairMs}`);
+    }
+    // B sequences each with the same chunk after the same prefix: B · P tokens, B logits, B · P · (C + (P + 1)/2) pairs.
+    const b3 = { prefillTokens: 3 * 512, prefillSeqs: 3, prefillAttendTokens: 3 * 512 * (2048 + 513 / 2), decodeSeqs: 0, decodeContextTokens: 0 };
+    assert.ok(Math.abs(predictedMs(3, 512, 2048) - roofline.stepTimeS(b3) * 1e3) < 1e-9);
+  });
+
+  it('bad prefix rows are named with their line and column (exit 2); tokens_per_seq 0 stays an error for prefill and decode', async () => {
+    const head = `${HEADER},chunk_tokens`;
+    const good = 'h200,llama3.1-8b,32,prefix,1,2048,fused-eager,50,0,0,512';
+    const bad = (row: string, header = head) => {
+      const path = file([]);
+      writeFileSync(path, [header, good, row].join('\n') + '\n');
+      return path;
+    };
+    const rejects = (path: string, re: RegExp) =>
+      assert.throws(() => checkMeasuredSteps(path), (e: unknown) => e instanceof ConfigError && re.test(e.message), re.source);
+    const noChunk = file([]);
+    writeFileSync(noChunk, [HEADER, good.replace(/,512$/, '')].join('\n') + '\n');
+    rejects(noChunk, /steps\.csv:2 chunk_tokens: expected a column chunk_tokens for 'prefix' rows, got "none"/);
+    rejects(bad(good.replace(/,512$/, ',0')), /steps\.csv:3 chunk_tokens: expected a positive integer \(the prompt chunk after the cached prefix\), got "0"/);
+    rejects(bad(good.replace(/,512$/, ',-512')), /steps\.csv:3 chunk_tokens: expected a non-negative integer, got "-512"/);
+    rejects(bad(good.replace(/,512$/, ',51.2')), /steps\.csv:3 chunk_tokens: expected a non-negative integer, got "51\.2"/);
+    rejects(bad(good.replace(/,512$/, ',')), /steps\.csv:3 chunk_tokens: expected a non-negative integer, got ""/);
+    rejects(bad(good.replace(',2048,', ',-2048,')), /steps\.csv:3 tokens_per_seq: expected a non-negative integer, got "-2048"/);
+    rejects(bad(good.replace(',prefix,1,', ',prefix,0,')), /steps\.csv:3 batch: expected a positive integer, got "0"/);
+    // An empty cached prefix is a prefix row's C = 0, never a prompt or a context of 0 tokens.
+    assert.equal(checkMeasuredSteps(bad(good.replace(',2048,', ',0,'))).keys[0]!.samples[0]!.label, '512@0');
+    rejects(bad('h200,llama3.1-8b,32,prefill,1,0,fused-eager,50,0,0,0'), /steps\.csv:3 tokens_per_seq: expected a positive integer, got "0"/);
+    rejects(bad('h200,llama3.1-8b,32,decode,1,0,compiled-graph,5,0,0,0'), /steps\.csv:3 tokens_per_seq: expected a positive integer, got "0"/);
+    rejects(bad('h200,llama3.1-8b,32,mixed,4,0,fused-graph,5,0,0,128'), /steps\.csv:3 tokens_per_seq: expected a positive integer, got "0"/);
+    try {
+      await run(process.execPath, ['bin/llmfleet.js', 'calibrate', '--steps', bad(good.replace(/,512$/, ',0')), '--out', mkdtempSync(join(tmpdir(), 'llmfleet-steps-out-'))]);
+      assert.fail('expected exit 2');
+    } catch (e) {
+      const x = e as { code: number; stderr: string };
+      assert.equal(x.code, 2, x.stderr);
+      assert.match(x.stderr, /steps\.csv:3 chunk_tokens: expected a positive integer/);
+      assert.equal(x.stderr.trim().split('\n').length, 1, x.stderr);
+    }
+  });
+
+  it('llmfleet calibrate --steps prints a prefix key with its chunk@cached samples', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'llmfleet-steps-out-'));
+    const path = file([]);
+    const rows = [512, 2048].flatMap((p) => [0, 8192, 32768].map((c) => `h200,llama3.1-8b,32,prefix,1,${c},fused-eager,${p / 20 + (p * c) / 4e6},0,0,${p}`));
+    writeFileSync(path, [`${HEADER},chunk_tokens`, ...rows].join('\n') + '\n');
+    const r = await run(process.execPath, ['bin/llmfleet.js', 'calibrate', '--steps', path, '--out', out]);
+    assert.match(r.stdout, /^h200\/llama3\.1-8b\/prefix \(fused-eager\) .* 512@0 chunk@cached: [0-9.]+ \/ [0-9.]+ +2048@32768 chunk@cached: [0-9.]+ \/ [0-9.]+$/m);
+    const j = JSON.parse(readFileSync(join(out, 'step-check.json'), 'utf8'));
+    assert.deepEqual(j.keys.map((k: { key: string; kind: string }) => [k.key, k.kind]), [['h200/llama3.1-8b/prefix (fused-eager)', 'prefix']]);
+  });
+
   // The defaults carry the measured 40 µs per layer (the GPU work here): graph-replayed decode within 3.6-10.1 %
   // on both GPUs, 1B to a 70B slice (docs/fidelity/perf.md); the fitted factors 1.9-7.3 %.
-  it('the bundled H100 (pure, mixed, long, small models) and H200 measurements: every variant a key, one fit per device, graph-replayed decode within 12 % (defaults) and 8 % (fitted)', () => {
-    const files = ['h100-steps', 'h100-mixed-steps', 'h100-long-steps', 'h100-small-steps', 'h100-small-mixed-steps', 'h200-steps', 'h200-small-steps', 'h200-small-mixed-steps', 'h200-moe-steps'].map(
-      (f) => `data/profiles/measured/${f}.csv`,
-    );
+  it('the bundled H100 (pure, mixed, long, small models) and H200 (also long prompts and prefix chunks) measurements: every variant a key, one fit per device, graph-replayed decode within 12 % (defaults) and 8 % (fitted)', () => {
+    const files = BUNDLED_STEPS.map((f) => relative(process.cwd(), f));
     const r = checkMeasuredSteps(files);
     assert.equal(r.keys.filter((k) => k.hardware === 'h100-80gb').length, 41, '5 models × (3 prefill + 4 decode variants + mixed), HF prefill for one');
-    assert.equal(r.keys.filter((k) => k.hardware === 'h200').length, 30, '3 models × fused and compiled, prefill and decode; 2 small models × every variant and mixed; MoE prefill and decode');
+    assert.equal(r.keys.filter((k) => k.hardware === 'h200').length, 33, '3 models × fused and compiled, prefill and decode; 8B long prompts (mini variants) and prefix chunks; 2 small models × every variant and mixed; MoE prefill and decode');
     // The mixture of experts (grouped-GEMM experts) is compared only: its keys carry their variant's name.
     assert.ok(r.keys.some((k) => k.key === 'h200/mixtral-8x7b[4L]/decode (moe-grouped-graph)'));
     for (const gpu of ['h100-80gb', 'h200']) {
@@ -127,7 +226,7 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
     const good = `h100-80gb,llama2-7b,32,decode,1,256,compiled-graph,5.5,0,0`;
     assert.throws(() => checkMeasuredSteps(file([good, good.replace('llama2-7b', 'llama9-7b')])), /steps\.csv:3 model: expected a catalog model \(llama2-7b, .*\), got "?llama9-7b"?/);
     assert.throws(() => checkMeasuredSteps(file([good.replace(',32,', ',33,')])), /steps\.csv:2 layers: expected 1 to 32/);
-    assert.throws(() => checkMeasuredSteps(file([good.replace('decode', 'verify')])), /steps\.csv:2 kind: expected 'prefill', 'decode' or 'mixed'/);
+    assert.throws(() => checkMeasuredSteps(file([good.replace('decode', 'verify')])), /steps\.csv:2 kind: expected 'prefill', 'decode', 'mixed' or 'prefix'/);
     assert.throws(() => checkMeasuredSteps(file([good.replace(',5.5,', ',0,')])), /steps\.csv:2 median_ms: expected a positive time/);
     assert.throws(() => checkMeasuredSteps(file([good.replace('h100-80gb', 'h100')])), /steps\.csv:2 hardware: expected a catalog device/);
     const bad = file([good.replace(',5.5,', ',fast,')]);

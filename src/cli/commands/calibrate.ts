@@ -9,12 +9,11 @@ import { BUILTIN_CATALOG, getModel, loadCatalogFile } from '../../model/catalog.
 import { loadProfileTable } from '../../perf/profile-table.ts';
 import { calibrate, type CalibrationResult, type ErrorStats } from '../../perf/calibrate.ts';
 import { checkVidurProfiles, type VidurCheckResult } from '../../perf/vidur-check.ts';
-import { checkMeasuredSteps, type StepCheckResult } from '../../perf/step-check.ts';
+import { BUNDLED_STEPS, checkMeasuredSteps, type StepCheckResult } from '../../perf/step-check.ts';
 import type { RowGroupCheck } from '../../perf/measured-check.ts';
 
 const BUNDLED_PROFILE = fileURLToPath(new URL('../../../data/profiles/splitwise_perf_model.csv', import.meta.url));
 const BUNDLED_VIDUR = fileURLToPath(new URL('../../../data/profiles/vidur', import.meta.url));
-const BUNDLED_STEPS = ['h100-steps', 'h100-mixed-steps', 'h100-long-steps', 'h100-small-steps', 'h100-small-mixed-steps', 'h200-steps', 'h200-small-steps', 'h200-small-mixed-steps', 'h200-moe-steps'].map((f) => fileURLToPath(new URL(`../../../data/profiles/measured/${f}.csv`, import.meta.url)));
 
 function collectMap(value: string, prev: Record<string, string> = {}): Record<string, string> {
   const m = /^([^=\s]+)=([^=\s]+)$/.exec(value);
@@ -104,7 +103,7 @@ export function formatVidurCheck(r: VidurCheckResult): string {
 /** The measured-step check as a fixed-width table, for stdout. */
 export function formatStepCheck(r: StepCheckResult): string {
   const out = [
-    ...rowGroupTable(r.keys, (k) => k.key, (k) => (k.kind === 'prefill' ? ' B×prompt' : k.kind === 'decode' ? ' B×context' : ' chunk+B×context')),
+    ...rowGroupTable(r.keys, (k) => k.key, (k) => (k.kind === 'prefill' ? ' B×prompt' : k.kind === 'decode' ? ' B×context' : k.kind === 'prefix' ? ' chunk@cached' : ' chunk+B×context')),
     '',
     'GPU work only: the engine overheads (step, prefill, per sequence) are zero on both sides.',
     'fitted here (prefill and graph-replayed decode, alternate rows; the error above is on the others):',
