@@ -2,6 +2,7 @@ import type { Catalog } from '../model/catalog.ts';
 import { kvBlocksFor } from '../perf/memory.ts';
 import { ConfigError } from '../util/errors.ts';
 import { formatPath } from '../util/config-file.ts';
+import { preserveScalerOptions, windowIntervalProblem } from '../policy/scaling/preserve.ts';
 import { resolvedScaling, selectedOptions, type Scenario } from './schema.ts';
 
 /** Tensor parallelism shards the attention heads (vLLM refuses a degree that does not divide them). */
@@ -17,7 +18,8 @@ export type Locate = (path: readonly PropertyKey[]) => { source?: string; line?:
  * model's layers; pool names are unique and `scaling.actions` name pools; a pool's `engine` merged over the
  * top-level one keeps the chunked-prefill rule; `network.latencyS`, spot entries and `spot.weightsRegions` name
  * serving regions of pools (and catalog models); the `static` scaler's `count` is within every pool's `minCount` and
- * `maxCount` (like a pool's own `count`; the governor would clamp it silently). `locate` (at load) names the file
+ * `maxCount` (like a pool's own `count`; the governor would clamp it silently); the `preserve` scaler's window is a
+ * whole number of `scaling.intervalS`. `locate` (at load) names the file
  * line or flag; without it the error names the field only.
  */
 export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locate = () => ({})): void {
@@ -65,6 +67,15 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
       if (count > p.maxCount) fail(at, `≤ maxCount (${p.maxCount}) ${of}`, count);
       if (count < p.minCount) fail(at, `≥ minCount (${p.minCount}) ${of}`, count);
     });
+  }
+  if (scaling.policy === 'preserve') {
+    const set = selectedOptions(scaling).windowS;
+    const windowS = typeof set === 'number' ? set : preserveScalerOptions.shape.windowS.parse(undefined);
+    const problem = windowIntervalProblem(windowS, sc.scaling.intervalS);
+    if (problem !== undefined) {
+      if (typeof set !== 'number') fail(['scaling', 'intervalS'], `a divisor of the preserve scaler's window (windowS ${windowS} s): windows close at scaler ticks`, sc.scaling.intervalS);
+      fail(sc.scaling.options.windowS !== undefined ? ['scaling', 'options', 'windowS'] : ['scaling', 'perPolicy', 'preserve', 'windowS'], problem, windowS);
+    }
   }
   const regions = new Set(sc.fleet.pools.map((p) => p.region));
   const named = [...regions].filter((r) => r !== '').sort();

@@ -139,3 +139,16 @@ test("the static scaler's count outside a pool's minCount..maxCount is refused a
   // Only the selected policy's count: an unselected entry is never run.
   assert.equal(load(PS, ['scaling.perPolicy.static.count=10']).scenario.scaling.policy, 'preserve');
 });
+
+test("the preserve scaler's window must be a whole number of scaler intervals (windows close at ticks)", () => {
+  // preserve-scaling: windowS 150 under perPolicy.preserve, intervalS 5.
+  assert.ok(load(PS, ['scaling.intervalS=50']));
+  refuses(PS, ['scaling.intervalS=60'], /scaling\.perPolicy\.preserve\.windowS: expected a whole multiple of scaling\.intervalS \(60 s\): windows close at scaler ticks, got 150$/);
+  refuses(PS, ['scaling.perPolicy.preserve.windowS=27'], /windowS: expected a whole multiple of scaling\.intervalS \(5 s\).*, got 27$/);
+  refuses(PS, ['scaling.options.windowS=2'], /^--set scaling\.options\.windowS=2 scaling\.options\.windowS: expected a whole multiple/);
+  // Left at its default (600 s), the interval is at fault.
+  refuses(PD, ['scaling.policy=preserve', 'scaling.options.muPrefill=1', 'scaling.options.muDecode=1', 'scaling.options.muTotal=1', 'scaling.intervalS=45'],
+    /scaling\.intervalS: expected a divisor of the preserve scaler's window \(windowS 600 s\): windows close at scaler ticks, got 45$/);
+  // Another policy's entry is not checked.
+  assert.ok(load(PD, ['scaling.perPolicy.preserve.windowS=25']));
+});

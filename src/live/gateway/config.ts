@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { ROUTER_NAMES, routers } from '../../policy/routing/registry.ts';
 import { SCALER_NAMES, scalers } from '../../policy/scaling/registry.ts';
-import { issueError, readConfigFile, validateConfig } from '../../util/config-file.ts';
+import { formatPath, issueError, readConfigFile, validateConfig } from '../../util/config-file.ts';
+import { ConfigError } from '../../util/errors.ts';
+import { preserveScalerOptions, windowIntervalProblem } from '../../policy/scaling/preserve.ts';
 import { CHAT_DEFAULT_OUTPUT_TOKENS } from './parse-request.ts';
 
 const seconds = z.number().positive().finite();
@@ -171,6 +173,17 @@ export function loadGatewayConfig(path: string): GatewayConfig {
     if (!r.success) throw issueError(r.error, options, { source: doc.source, lineOf: doc.lineOf, prefix });
   };
   check(routers[cfg.routing.policy].options, cfg.routing.options, ['routing', 'options']);
-  if (cfg.autoscaler) check(scalers[cfg.autoscaler.policy].options, cfg.autoscaler.options, ['autoscaler', 'options']);
+  const a = cfg.autoscaler;
+  if (a) {
+    check(scalers[a.policy].options, a.options, ['autoscaler', 'options']);
+    if (a.policy === 'preserve') {
+      const windowS = preserveScalerOptions.parse(a.options).windowS;
+      const problem = windowIntervalProblem(windowS, a.intervalS, 'autoscaler.intervalS');
+      if (problem !== undefined) {
+        const path = ['autoscaler', 'options', 'windowS'];
+        throw new ConfigError({ source: doc.source, line: doc.lineOf(path) ?? doc.lineOf(['autoscaler', 'intervalS']), path: formatPath(path), expected: problem, got: windowS });
+      }
+    }
+  }
   return cfg;
 }

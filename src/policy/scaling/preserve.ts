@@ -7,9 +7,19 @@ import { defineScaler, type PoolStatus, type ScaleAction, type ScalingSignals } 
 
 export const preserveScalerOptions = z
   .object({
-    /** Tier-1 window T (paper: 10 minutes); windows close at the first scaler tick at or after their end. */
-    /** At least 1 ms: a window below the float resolution of the clock could never be stepped past. */
+    /**
+     * Tier-1 window T (paper: 10 minutes); windows close at the scaler tick at their end, so T must be a multiple
+     * of `scaling.intervalS` (checked at load). At least 1 ms: a window below the float resolution of the clock
+     * could never be stepped past.
+     */
     windowS: z.number().min(0.001).default(600),
+    /**
+     * The output tokens of a window Tier 1 forecasts from: `actual`, the true tokens of the window's arrivals
+     * (Alg. 2: "when T_i ends, append the true P_i, D_i"; μ_d is profiled in true tokens too), or `predicted`, the
+     * per-request predictions (sessions 1–15; a biased predictor then shifts N). Where the arrivals carry no true
+     * count (the live gateway), `actual` reads the predictions.
+     */
+    tier1Output: z.enum(['actual', 'predicted']).default('actual'),
     /** Seasonal period of the token series in windows (a day of 10-minute windows = 144). */
     windowsPerDay: z.number().int().min(1).default(144),
     /** Series forecaster from src/forecast (the paper's mLSTM is not there; see docs/fidelity/preserve.md). */
@@ -56,6 +66,17 @@ export const preserveScalerOptions = z
   })
   .strict();
 export type PreserveScalerOptions = z.output<typeof preserveScalerOptions>;
+
+/**
+ * Why a Tier-1 window cannot be kept at a scaler tick interval, or undefined: windows close at ticks, so a window
+ * that is not a whole number of intervals would gather 1 to 2 windows' tokens and still be divided by one window.
+ */
+export function windowIntervalProblem(windowS: number, intervalS: number, intervalName = 'scaling.intervalS'): string | undefined {
+  const k = windowS / intervalS;
+  return Math.abs(k - Math.round(k)) <= 1e-9 * Math.max(1, k) && Math.round(k) >= 1
+    ? undefined
+    : `a whole multiple of ${intervalName} (${intervalS} s): windows close at scaler ticks`;
+}
 
 /**
  * Tier-1 instance count (Alg. 2): N = ceil(max(P̂/μ_p, D̂/μ_d, (P̂ + D̂)/μ_pd)), with P̂, D̂ the forecast prompt and
@@ -131,7 +152,7 @@ export const preserve = defineScaler({
       for (const a of s.arrivals) {
         if (a.model !== p.model) continue;
         st.accPrompt += a.inputTokens;
-        st.accOutput += a.predictedOutputTokens;
+        st.accOutput += opts.tier1Output === 'actual' ? (a.outputTokens ?? a.predictedOutputTokens) : a.predictedOutputTokens;
       }
       const current = p.provisioning + p.ready;
       st.desired ??= current;

@@ -42,6 +42,12 @@ export interface ArrivalStats {
   readonly requests: number;
   readonly inputTokens: number;
   readonly predictedOutputTokens: number;
+  /**
+   * The true output tokens of these arrivals, where a replay knows them (the simulator: the trace's lengths); the
+   * live gateway cannot know them at arrival and leaves this out. PreServe's Tier 1 reads it (Alg. 2 appends the
+   * true D_i when a window ends).
+   */
+  readonly outputTokens?: number;
 }
 
 /** Everything a scaler may read at a tick; `now` is handed in, never read from a clock. */
@@ -57,6 +63,8 @@ export interface ScalingSignals {
 export interface Scaler {
   readonly name: string;
   decide(signals: ScalingSignals): ScaleAction[];
+  /** After a run: what the scaler did that the scenario did not say (e.g. forecasts that fell back), one line each. */
+  notes?(): string[];
 }
 
 export interface ScalerEntry<S extends z.ZodType = z.ZodType> {

@@ -13,10 +13,10 @@ const MU = { muPrefill: 10, muDecode: 10, muTotal: 15 };
 function pool(ready: number, provisioning = 0): PoolStatus {
   return { name: 'p', model: 'm', hardware: 'a6000', region: '', tp: 1, pp: 1, provisioning, ready, draining: 0, minCount: 1, maxCount: 8, kvUtilization: 0, outstandingRequests: 0, waiting: 0 };
 }
-function signals(now: number, insts: InstanceView[], arrivals: { input: number; output: number } | null, provisioning = 0): ScalingSignals {
+function signals(now: number, insts: InstanceView[], arrivals: { input: number; output: number; actual?: number } | null, provisioning = 0): ScalingSignals {
   return {
     now, intervalS: 10, pools: [pool(insts.length, provisioning)],
-    arrivals: arrivals ? [{ model: 'm', region: '', tier: '', requests: 1, inputTokens: arrivals.input, predictedOutputTokens: arrivals.output }] : [],
+    arrivals: arrivals ? [{ model: 'm', region: '', tier: '', requests: 1, inputTokens: arrivals.input, predictedOutputTokens: arrivals.output, outputTokens: arrivals.actual }] : [],
     view: fleetView(insts, now),
   };
 }
@@ -47,6 +47,18 @@ test('at a window boundary the scaler moves to the forecast target once the fore
   assert.deepEqual(last, [{ kind: 'add', pool: 'p', count: 1, reason: 'tier1-target' }]);
   // The target holds inside the window: with 2 instances there is nothing more to do.
   assert.equal(net(s.decide(signals(210, [busy(0), busy(1)], { input: 150, output: 100 }))), 0);
+});
+
+test('Tier 1 forecasts from the true output tokens of the arrivals (Alg. 2), the predictions only with tier1Output: predicted or when no true count is known', () => {
+  // Per window: P = 1,500; predicted D = 1,000 but true D = 2,100 → target 3 on the true tokens, 2 on the predicted.
+  const added = (opts: Record<string, unknown>, actual: number | undefined) => {
+    const s = createScaler('preserve', { ...MU, windowS: 100, windowsPerDay: 1, forecaster: 'seasonal-naive', ...opts }, ctx);
+    for (let t = 10; t <= 190; t += 10) s.decide(signals(t, [busy(0)], { input: 150, output: 100, actual }));
+    return net(s.decide(signals(200, [busy(0)], { input: 150, output: 100, actual })));
+  };
+  assert.equal(added({}, 210), 2);
+  assert.equal(added({ tier1Output: 'predicted' }, 210), 1);
+  assert.equal(added({}, undefined), 1, 'the live gateway has no true count: the predictions');
 });
 
 test('one more instance per instance entering an overload episode (> 10 of the next 100 steps above 95 % KV)', () => {
@@ -84,7 +96,7 @@ test('at most one scale-in per window, to ceil(Σ peak / 0.3), when every projec
   assert.equal(net(s3.decide(signals(10, four, null))), -3);
 });
 
-test('rule C never countermands the forecast: not on the boundary tick, not while the scale-out is starting', () => {
+test('rule C does not countermand the forecast on the boundary tick or while the scale-out is starting (once the new instances are ready and idle it may: the paper\'s rule C)', () => {
   const idle = (id: number) => instance(id, [], { kvCapacityTokens: 1000 });
   const run = (scaleDownWhileStarting: boolean) => {
     const s = createScaler('preserve', { ...MU, windowS: 100, windowsPerDay: 1, forecaster: 'seasonal-naive', scaleDownWhileStarting }, ctx);
@@ -92,11 +104,14 @@ test('rule C never countermands the forecast: not on the boundary tick, not whil
     for (let t = 10; t <= 190; t += 10) s.decide(signals(t, [idle(0), idle(1)], { input: 500, output: 500 }));
     const atBoundary = s.decide(signals(200, [idle(0), idle(1)], { input: 500, output: 500 }));
     const inWindow = s.decide(signals(210, [idle(0), idle(1)], { input: 500, output: 500 }, 5));
-    return { atBoundary, inWindow };
+    const allReady = s.decide(signals(220, [0, 1, 2, 3, 4, 5, 6].map(idle), { input: 500, output: 500 }));
+    return { atBoundary, inWindow, allReady };
   };
   const r = run(false);
   assert.deepEqual(r.atBoundary, [{ kind: 'add', pool: 'p', count: 5, reason: 'tier1-target' }]);
   assert.equal(net(r.inWindow), 0, 'the five starting instances are kept');
+  // Once they are up and idle, every projection is under 30 %: rule C shrinks the fleet within the window.
+  assert.deepEqual(r.allReady, [{ kind: 'remove', pool: 'p', count: 6, reason: 'anticipated-underload' }]);
   // Sessions 1–7: judging the ready instances alone cancels the scale-out inside the window.
   assert.ok(net(run(true).inWindow) < 0);
 });
