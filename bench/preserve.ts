@@ -237,7 +237,7 @@ function overhead(): void {
       };
     };
     try {
-      const res = simulate({ ...scenario, routing: { policy: name, options: {}, perPolicy: {} } }, baseDir, { mode: 'fast' });
+      const res = simulate({ ...scenario, routing: { ...scenario.routing, policy: name, options: {}, perPolicy: {} } }, baseDir, { mode: 'fast' });
       const m = preserveMetrics(res);
       const us = ns / n / 1000;
       console.log(`${name.padEnd(13)} | ${String(n).padStart(9)} | ${us.toFixed(2).padStart(11)} | ${((us * 1e-6) / m.meanE2eS * 100).toExponential(2)} %`);

@@ -33,8 +33,9 @@ export interface Summary extends Omit<LatencyBlock, 'requests' | 'slo'> {
     gpuHours: number;
     wastedGpuHours: number;
     /**
-     * SageServe's instance-hours metric: per 15-minute bin, the most instances alive (provisioning, ready or
-     * draining) at any instant in it, × ¼ h. Penalises churn; exact, from each instance's start and stop.
+     * SageServe's instance-hours metric: per 15-minute bin up to the last arrival, the most instances alive
+     * (provisioning, ready or draining) at any instant in it, × ¼ h. Penalises churn; exact, from each instance's
+     * start and stop.
      */
     instanceHours15mMax: number;
     costUsd: number;
@@ -165,15 +166,18 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
 }
 
 /**
- * Per `binS` bin of the run (0 to its end, both included), the most instances alive at any instant in it, summed,
- * × `binS` in hours. Exact: a start or stop between two timeline rows counts in its bin.
+ * Per `binS` bin of the workload's span (from 0 to the bin holding the last arrival, as SageServe's script bins the
+ * trace's day; the drain after the last arrival is not charged a bin of its own), the most instances alive at any
+ * instant in it, summed, × `binS` in hours. Exact: a start or stop between two timeline rows counts in its bin.
+ * E.g. 9 instances for a 1-hour trace: 4 bins × 9 × ¼ h = 9.0.
  */
 function binnedInstanceHours(res: SimResult, binS: number): number {
   const changes = instanceChanges(res);
+  const horizon = res.log.n > 0 ? res.log.arrival[res.log.n - 1]! : res.endS;
   let s = 0;
   let alive = 0;
   let k = 0;
-  for (let b = 0; b <= Math.floor(res.endS / binS); b++) {
+  for (let b = 0; b <= Math.floor(horizon / binS); b++) {
     // Alive at the bin's first instant (every change up to it), then after each change inside it.
     while (k < changes.length && changes[k]![0] <= b * binS) alive += changes[k++]![1];
     let peak = alive;

@@ -212,9 +212,16 @@ export const scenarioSchema = z
          * Every entry is checked at load (unknown keys, bad values), selected or not.
          */
         perPolicy: z.partialRecord(z.enum(ROUTER_NAMES), z.record(z.string(), z.unknown())).default({}),
+        /**
+         * Seconds between a request's routing decision and its arrival at the instance, for every request: the
+         * gateway's own management time (length prediction, routing), paid in TTFT and E2E on top of `network`.
+         * Default 0 (our routers' decisions take microseconds); PreServe measured 45.6 ms per request, 35.9 of them
+         * its DistilBERT length predictor (paper RQ4): `--set routing.dispatchDelayS=0.0456` charges that.
+         */
+        dispatchDelayS: z.number().min(0).default(0),
       })
       .strict()
-      .default({ policy: 'round-robin', options: {}, perPolicy: {} }),
+      .default({ policy: 'round-robin', options: {}, perPolicy: {}, dispatchDelayS: 0 }),
     /**
      * The waiting-queue order of every instance (fcfs, edf, pf, dpa; see policy/scheduling/). Unset: the
      * top-level `engine.queueOrder` (default fcfs) decides, so older scenarios run as before; a pool's own

@@ -188,7 +188,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   const governor = new Governor({ upCooldownS: scaling.upCooldownS, downCooldownS: scaling.downCooldownS, maxStep: scaling.maxStep });
   // Output-length prediction: what policies see at arrival; it learns from each completion.
   const predictor = lengthPredictors[sc.prediction.length](hash32(`${sc.seed}/prediction`));
-  const arrivalsByKey = new Map<string, { model: string; region: string; tier: string; requests: number; inputTokens: number; predictedOutputTokens: number }>();
+  const arrivalsByKey = new Map<string, { model: string; region: string; tier: string; requests: number; inputTokens: number; predictedOutputTokens: number; outputTokens: number }>();
   checkScenarioNames(sc, catalog);
   const workload = openWorkload(sc.workload, rng.fork('workload'), baseDir);
   const source: Iterator<TraceRequest> = workload[Symbol.iterator]();
@@ -291,7 +291,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         drop(r, 'exceeds-kv-capacity');
         return 'sent';
       }
-      const delay = netDelay(r.region, inst.region);
+      const delay = netDelay(r.region, inst.region) + sc.routing.dispatchDelayS;
       if (delay > 0) q.push({ kind: 'deliver', t: t + delay, instance: inst.id, req: r });
       else enqueueOn(inst, r, t);
       return 'sent';
@@ -388,7 +388,13 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
               a.requests++;
               a.inputTokens += r.inputTokens;
               a.predictedOutputTokens += r.predictedOutputTokens;
-            } else arrivalsByKey.set(key, { model: r.model, region: r.region, tier: r.tier, requests: 1, inputTokens: r.inputTokens, predictedOutputTokens: r.predictedOutputTokens });
+              a.outputTokens += r.outputTokens;
+            } else {
+              arrivalsByKey.set(key, {
+                model: r.model, region: r.region, tier: r.tier, requests: 1, inputTokens: r.inputTokens,
+                predictedOutputTokens: r.predictedOutputTokens, outputTokens: r.outputTokens,
+              });
+            }
           }
           const limit = contextLimit.get(r.model);
           if (limit === undefined) drop(r, 'unknown-model');
@@ -537,6 +543,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     }
     // Taken before reading past endS below: skipped rows after the last request replayed are not counted.
     const skippedInTrace = { ...workload.traceStats?.skipped };
+    if (scaler?.notes) notes.push(...scaler.notes());
     const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions, skippedInTrace, notes };
     if (sc.endS !== undefined) {
       // Requests that would arrive after endS: the one taken from the stream but not arrived (`pending`), and what

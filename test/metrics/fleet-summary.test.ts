@@ -37,6 +37,14 @@ test('the 15-minute max-bin instance-hours are exact too: a spike between timeli
   assert.equal(summarize(res, 0).fleet.instanceHours15mMax, (3 + 2) * 0.25);
 });
 
+test('the 15-minute max bins cover the workload up to its last arrival, not a bin for the drain after it', () => {
+  // 3 instances, arrivals up to 3,590 s of a 1-hour trace: 4 bins × 3 × ¼ h = 3.0, though the run ends after 3,600 s.
+  const trace = writeTrace(Array.from({ length: 360 }, (_, i) => ({ t: i * 10, in: 100, out: 2000 })));
+  const res = run(scenarioFor(trace, { fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 3 }] } }), 'fast');
+  assert.ok(res.endS > 3600, `the run ends at ${res.endS} s`);
+  assert.equal(summarize(res, 0).fleet.instanceHours15mMax, 3.0);
+});
+
 test('a trace whose first request comes long after 0 s says the idle fleet is billed from 0 s, and how to start later', () => {
   const late = summarize(run(scenarioFor(writeTrace([{ t: 28_800, in: 100, out: 10 }, { t: 28_801, in: 100, out: 10 }])), 'fast'), 0);
   assert.ok(

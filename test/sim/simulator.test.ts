@@ -190,3 +190,14 @@ test("a scenario's catalog file adds hardware and models users can deploy by nam
   assert.equal(s.requests.completed, 5);
   assert.ok(Math.abs(s.fleet.costUsd - (9 * s.sim.simulatedSeconds) / 3600) < 1e-9);
 });
+
+test('routing.dispatchDelayS: every request reaches its instance that much after the routing decision (TTFT and E2E pay it)', () => {
+  const trace = writeTrace([0, 100, 200].map((t) => ({ t, in: 100, out: 10 })));
+  const at = (dispatchDelayS: number) => run(scenarioFor(trace, { routing: { policy: 'round-robin', dispatchDelayS } }), 'fast').log;
+  const [base, late] = [at(0), at(0.0456)];
+  for (let i = 0; i < 3; i++) {
+    assert.ok(Math.abs(late.ttft[i]! - base.ttft[i]! - 0.0456) < 1e-9, `ttft ${i}: ${late.ttft[i]} vs ${base.ttft[i]}`);
+    assert.ok(Math.abs(late.e2e[i]! - base.e2e[i]! - 0.0456) < 1e-9, `e2e ${i}`);
+  }
+  assert.throws(() => scenarioFor(trace, { routing: { dispatchDelayS: -1 } }));
+});

@@ -55,7 +55,7 @@ export function probeCapacity(base: Scenario, baseDir: string, o: Partial<ProbeO
       ...base,
       workload: { synthetic: { ...syn, durationS, maxRequests, arrivals: { kind: 'poisson', ratePerS: rate } } },
       fleet: { ...base.fleet, pools: [{ ...pool, count: 1, minCount: 1, maxCount: 1 }] },
-      routing: { policy: 'round-robin', options: {}, perPolicy: {} },
+      routing: { policy: 'round-robin', options: {}, perPolicy: {}, dispatchDelayS: 0 }, // the instance's own capacity
       scaling: { ...base.scaling, policy: 'none', options: {}, actions: [] },
       endS: undefined,
     };

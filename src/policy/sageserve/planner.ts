@@ -35,10 +35,19 @@ export class HourlyPlanner {
   /** ARIMA fits run, and peaks read from `forecastCacheDir` instead. */
   fits = 0;
   cacheHits = 0;
+  /** Endpoint forecasts made, and those whose fit failed and fell back to the last hour's peak minute. */
+  forecasts = 0;
+  fallbacks = 0;
   private readonly cache: PeakCache | null;
 
   constructor(private readonly o: SageServeScalingOptions, private readonly niwTier = 'niw') {
     this.cache = o.forecastCacheDir === null ? null : new PeakCache(o.forecastCacheDir);
+  }
+
+  /** A line when some hourly forecasts fell back to the last hour's peak (the ARIMA fit failed), else none. */
+  notes(): string[] {
+    if (this.fallbacks === 0) return [];
+    return [`SageServe planner: ${this.fallbacks} of ${this.forecasts} hourly endpoint forecasts fell back to the last hour's peak minute (the ARIMA(${this.o.arimaOrder.join(',')}) fit failed)`];
   }
 
   /** Peak of the next hour's ARIMA forecast on `hist`, or null when the fit fails (through the cache, if any). */
@@ -109,10 +118,12 @@ export class HourlyPlanner {
       const beta = this.o.niwBuffer * this.observedTps(p.model, p.region, now, 3600, true);
       let peak = this.forecastPeakOf(hist);
       let source = 'arima';
+      this.forecasts++;
       if (peak === null) {
-        // A failed fit must not stop the run: plan for the last hour's peak minute instead.
+        // A failed fit must not stop the run: plan for the last hour's peak minute instead (counted in `notes`).
         peak = Math.max(0, ...hist.slice(-60));
         source = 'last-hour-peak';
+        this.fallbacks++;
       }
       peaks.push(peak);
       rho.push(peak + beta);

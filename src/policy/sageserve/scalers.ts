@@ -111,6 +111,7 @@ export function longTermScaler(mode: LongTermMode, o: SageServeScalingOptions): 
   let planned = false;
   return {
     name: mode,
+    notes: () => planner.notes(),
     decide(s: ScalingSignals) {
       planner.observe(s);
       const pools = s.pools.filter((p) => !p.name.endsWith(o.niwPoolSuffix) && !p.name.endsWith(o.mixedPoolSuffix));

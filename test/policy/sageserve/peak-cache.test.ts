@@ -83,3 +83,20 @@ test('a forecastCacheDir that cannot be made is one UserError naming the option,
     assert.throws(() => new PeakCache(dir), (e: Error) => e.name === 'UserError' && /^scaling\.options\.forecastCacheDir .*cannot write there/.test(e.message));
   }
 });
+
+test('hourly forecasts whose ARIMA fit fails fall back to the last hour\'s peak, and the planner says how many', () => {
+  const plan = (tokensPerTick: number) => {
+    const p = new HourlyPlanner(sageserveScalingOptions.parse({}));
+    for (let t = 15; t <= 7200; t += 15) {
+      p.observe({ now: t, intervalS: 15, pools, arrivals: pools.map((x) => ({ model: x.model, region: x.region, tier: 'iw-f', requests: 1, predictedOutputTokens: 0, inputTokens: tokensPerTick })), view });
+      if (p.due(t)) p.plan(t, pools);
+    }
+    return p;
+  };
+  assert.deepEqual(plan(5000).notes(), []);
+  // 1e300 tokens a tick overflows the fit (its likelihood is not finite): every forecast falls back.
+  const failed = plan(1e300);
+  assert.equal(failed.fallbacks, 4);
+  assert.deepEqual(failed.notes(), ["SageServe planner: 4 of 4 hourly endpoint forecasts fell back to the last hour's peak minute (the ARIMA(3,1,2) fit failed)"]);
+  assert.ok(failed.plans.every((e) => e.source === 'last-hour-peak'), JSON.stringify(failed.plans));
+});
