@@ -1,5 +1,5 @@
 import { readdirSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { fleetYaml } from '../../optimize/joint-allocation/fleet-export.ts';
+import { FLEET_CATALOG_FILE, fleetYaml, planToFleet, variantsYaml } from '../../optimize/joint-allocation/fleet-export.ts';
 import { dirname, join, resolve } from 'node:path';
 import { prepareOutDir } from '../../util/folders.ts';
 import type { Command } from 'commander';
@@ -287,7 +287,7 @@ export function registerPlan(program: Command): void {
     .option('--time-limit <s>', 'MILP time limit in seconds (plan: default 600 as in the paper; studies: per solve, default 30, robustness 60; not for sensitivity): HiGHS\'s time per solve, presolve included; building the model is not counted, nor the re-solves that confirm and diagnose an infeasible result, and HiGHS can overrun it on large models')
     .option('--bound-time-limit <s>', 'heuristics: MILP seconds spent for a bound to report the gap (0 = skip; skipped with a note when the MILP is too large); when it proves the problem infeasible, the diagnosis of --solver milp is printed too (its re-solves not counted)', '10')
     .option('--encoding <enc>', 'MILP encoding: paper (McCormick, default) or compact (exact, smaller)', 'paper')
-    .option('--out <dir>', 'write plan.json (or study-<name>.json) here')
+    .option('--out <dir>', 'write plan.json, problem.json and fleet.yaml (+ catalog.yaml for quantised tiers) here (studies: study-<name>.json)')
     .option('--write-lp <file>', 'write the MILP in CPLEX LP format')
     .option('--seeds <n>', 'optimality study: seeds per size, and of its ablation (default 20)')
     .option('--scenarios <n>', 'robustness study: Stage-2 scenarios (default 500)')
@@ -346,8 +346,12 @@ export function registerPlan(program: Command): void {
       if (f.out) {
         removeConditionalOutputs(f.out);
         writeOut(f.out, 'plan.json', plan);
-        // The plan as a simulator fleet, to check its SLO claims by simulation.
-        writeFileSync(join(f.out, 'fleet.yaml'), fleetYaml(plan));
+        // The plan as a simulator fleet, to check its SLO claims by simulation; quantised tiers' weight-only model
+        // variants in catalog.yaml beside it (fleet.yaml names it).
+        const exported = planToFleet(plan, problem);
+        writeFileSync(join(f.out, 'fleet.yaml'), fleetYaml(exported));
+        const variants = variantsYaml(exported);
+        if (variants !== null) writeFileSync(join(f.out, FLEET_CATALOG_FILE), variants);
         // The problem as planned (a generated one, or the file with its defaults filled in): never a stale one beside a new plan.
         writeOut(f.out, 'problem.json', problem);
       }
@@ -361,13 +365,14 @@ export function registerPlan(program: Command): void {
 }
 
 /**
- * What `plan --out` writes on some runs only (`--sim-check`): removed before a new plan.json is written, so none from
- * an earlier run stays beside it (a run without --sim-check, or one whose check fails). Only the files plan writes:
- * sim-check/ itself goes only when that leaves it empty.
+ * What `plan --out` writes on some runs only (`--sim-check`; catalog.yaml, for a plan with quantised tiers): removed
+ * before a new plan.json is written, so none from an earlier run stays beside it (a run without --sim-check, or one
+ * whose check fails; a plan without quantised tiers). Only the files plan writes: sim-check/ itself goes only when
+ * that leaves it empty.
  */
 function removeConditionalOutputs(out: string): void {
   const isFile = (p: string) => statSync(p, { throwIfNoEntry: false })?.isFile() ?? false;
-  if (isFile(join(out, 'sim-check.json'))) rmSync(join(out, 'sim-check.json'));
+  for (const name of ['sim-check.json', FLEET_CATALOG_FILE]) if (isFile(join(out, name))) rmSync(join(out, name));
   const dir = join(out, 'sim-check');
   if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
   for (const name of SIM_CHECK_FILES) if (isFile(join(dir, name))) rmSync(join(dir, name));

@@ -321,19 +321,3 @@ async function solveWithHeadroom(c: Coefficients, h: Headroom, opts: PlanOptions
   return plan;
 }
 
-/**
- * Simulator fleet pools for a plan: one pool per deployed (model, tier) pair with its TP×PP; count = number
- * of TP×PP groups (always 1 in 𝒫_DM: a pair is one group, digest §2.3). Pairs on the same model, hardware
- * and TP/PP (e.g. FP16 and INT8 tiers of one GPU) are merged.
- */
-export function planToFleetPools(plan: Pick<Plan, 'deployments'>): Array<{ model: string; hardware: string; tp: number; pp: number; count: number }> {
-  const m = new Map<string, { model: string; hardware: string; tp: number; pp: number; count: number }>();
-  for (const d of plan.deployments) {
-    const key = `${d.model}|${d.hardware}|${d.tp}|${d.pp}`;
-    const e = m.get(key);
-    if (e) e.count += 1;
-    else m.set(key, { model: d.model, hardware: d.hardware, tp: d.tp, pp: d.pp, count: 1 });
-  }
-  return [...m.values()].sort((a, b) => a.model.localeCompare(b.model) || a.hardware.localeCompare(b.hardware) || a.tp - b.tp || a.pp - b.pp);
-}
-

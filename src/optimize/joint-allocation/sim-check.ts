@@ -5,9 +5,7 @@ import { scenarioSchema, type Scenario } from '../../scenario/schema.ts';
 import { simulate } from '../../sim/simulator.ts';
 import { invariant, UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
-import { catalogModelId, planToFleet } from './fleet-export.ts';
-import { getModel } from '../../model/catalog.ts';
-import type { ModelSpec } from '../../model/types.ts';
+import { planToFleet, simulatorModel, tierWeightScale, type CatalogModelEntry } from './fleet-export.ts';
 import { percentile } from '../../metrics/stats.ts';
 import type { Plan } from './plan.ts';
 import type { Problem } from './problem.ts';
@@ -18,8 +16,8 @@ import type { Problem } from './problem.ts';
  * types over `durationS` — Poisson arrivals at λ_i × the plan's served share, h_i input and f_i output tokens
  * (rounded, at least 1), each request labelled with its type (`tier`, so summary.json has a block per type) and sent
  * to a pair drawn by the plan's routing fractions. A quantised tier (ν_k < 1) runs a catalog variant of the model
- * whose weights take ν_k of the BF16 bytes (`weightBytesPerParam`, written to catalog.yaml): weight memory and weight
- * reads shrink, KV and FLOPs do not (the tier's higher P_k is not modelled). Two pairs of the same model, hardware,
+ * whose weights take ν_k of the BF16 bytes (`simulatorModel`, the one fleet.yaml uses; `weightBytesPerParam`, written
+ * to catalog.yaml): weight memory and weight reads shrink, KV and FLOPs do not (the tier's higher P_k is not modelled). Two pairs of the same model, hardware,
  * precision and TP/PP serve the same model id, so the router (`jsq`) splits between them, not the plan.
  *
  * The plan's delay is its mean over served queries (the paper's per-query model: prefill + decode under TP/PP, no
@@ -65,25 +63,19 @@ export interface SimCheck {
 /** The check scenario (workload `trace.csv` and catalog `catalog.yaml` beside it) and those two files' text. */
 export function planCheckScenario(problem: Problem, plan: Plan, o: SimCheckOptions = {}): { scenario: Record<string, unknown>; traceCsv: string; catalogYaml: string } {
   if (plan.deployments.length === 0) throw new UserError('--sim-check: the plan deploys nothing, so there is nothing to simulate');
-  const unmapped = planToFleet(plan).unmapped;
+  const unmapped = planToFleet(plan, problem).unmapped;
   if (unmapped.length > 0) {
     throw new UserError(`--sim-check: not in the simulator's catalog: ${unmapped.join(', ')} (models are matched by name, hardware by the tier's hardware field)`);
   }
-  // One pool per deployed pair, its model a quantised variant where the tier's ν < 1 (weights × ν), so that each
-  // route lands on its own tier.
-  const variants: Record<string, Omit<ModelSpec, 'name'>> = {};
+  // One pool per deployed pair, its model a quantised variant where the tier's ν < 1 (`simulatorModel`: weights × ν),
+  // so that each route lands on its own tier.
+  const variants: Record<string, CatalogModelEntry> = {};
   const simModel = new Map<string, string>();
   const pools = plan.deployments.map((d) => {
-    const base = getModel(catalogModelId(d.model));
-    const nu = problem.tiers.find((t) => t.name === d.tier)?.latencyScale ?? 1;
-    let model = base.name;
-    if (nu < 1) {
-      model = `${base.name}-w${+(16 * nu).toFixed(2)}`;
-      const { name: _name, ...spec } = base; // a catalog file names each entry by its key
-      variants[model] = { ...spec, weightBytesPerParam: base.bytesPerParam * nu, source: `${base.name} with weights × ${nu} (tier ${d.tier})` };
-    }
-    simModel.set(`${d.model}|${d.tier}`, model);
-    return { name: `${d.model}@${d.tier}-tp${d.tp}${d.pp > 1 ? `-pp${d.pp}` : ''}`, model, hardware: d.hardware, tp: d.tp, pp: d.pp, count: 1 };
+    const sim = simulatorModel(d.model, tierWeightScale(problem.tiers, d.tier));
+    if (sim.variant) variants[sim.id] = sim.variant;
+    simModel.set(`${d.model}|${d.tier}`, sim.id);
+    return { name: `${d.model}@${d.tier}-tp${d.tp}${d.pp > 1 ? `-pp${d.pp}` : ''}`, model: sim.id, hardware: d.hardware, tp: d.tp, pp: d.pp, count: 1 };
   });
   const durationS = o.durationS ?? SIM_CHECK_DEFAULT_S;
   const rng = new Rng(o.seed ?? 1).fork('plan-sim-check');

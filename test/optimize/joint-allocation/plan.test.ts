@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { generateProblem } from '../../../src/optimize/joint-allocation/generate.ts';
 import { buildCoefficients } from '../../../src/optimize/joint-allocation/coefficients.ts';
 import { evaluate } from '../../../src/optimize/joint-allocation/evaluate.ts';
-import { planToFleetPools, SOLVERS, solvePlan } from '../../../src/optimize/joint-allocation/plan.ts';
+import { SOLVERS, solvePlan } from '../../../src/optimize/joint-allocation/plan.ts';
 import { routeFixed } from '../../../src/optimize/joint-allocation/route.ts';
 import { agh } from '../../../src/optimize/joint-allocation/agh.ts';
 import { parseProblem } from '../../../src/optimize/joint-allocation/problem.ts';
@@ -39,20 +39,6 @@ test('an infeasible problem gives status infeasible and an explanation, not a du
   assert.equal(plan.status, 'infeasible');
   assert.equal(plan.objective, null);
   assert.match(plan.infeasibility ?? '', /error/);
-});
-
-test('fleet pools list one TP×PP group per deployed pair, merging same model, hardware and shape', () => {
-  const pools = planToFleetPools({
-    deployments: [
-      { model: 'm1', tier: 'h100-fp16', hardware: 'h100-80gb', tp: 2, pp: 1, gpus: 2, types: ['a'] },
-      { model: 'm1', tier: 'h100-int8', hardware: 'h100-80gb', tp: 2, pp: 1, gpus: 2, types: ['b'] },
-      { model: 'm0', tier: 'a6000-fp16', hardware: 'a6000', tp: 1, pp: 1, gpus: 1, types: ['a'] },
-    ],
-  });
-  assert.deepEqual(pools, [
-    { model: 'm0', hardware: 'a6000', tp: 1, pp: 1, count: 1 },
-    { model: 'm1', hardware: 'h100-80gb', tp: 2, pp: 1, count: 2 },
-  ]);
 });
 
 test('re-routing a plan on its own deployment never costs more than the plan', async () => {
