@@ -73,6 +73,12 @@ export class Engine {
   private run: DecodeRun | null = null;
   private runMembers: SimRequest[] = [];
   private preemptedThisBuild = false;
+  /** Items of `batch` with a prefill chunk (kept by `schedule`; 0 = a decode-only batch). */
+  private prefillItems = 0;
+  /** Items scheduled so far in the rebuild in progress (`batch` is cut to this length when it ends). */
+  private nb = 0;
+  /** Some request in `running` stopped running (finished, aborted, detached) since the last compaction. */
+  private runningDirty = false;
   private shape: BatchShape = { prefillTokens: 0, prefillSeqs: 0, prefillAttendTokens: 0, decodeSeqs: 0, decodeContextTokens: 0 };
   private readonly splitwise: SplitwiseBuilder | null;
   /** Something arrived or was aborted since the last rebuild (SplitwiseSim's rebuild trigger, with completions). */
@@ -210,6 +216,7 @@ export class Engine {
       this.usedBlocks -= r.blocks;
       r.blocks = 0;
       r.status = 'migrating';
+      this.runningDirty = true;
       this.detached.push(r);
     }
     this.detaching.clear();
@@ -240,6 +247,7 @@ export class Engine {
         this.reservedTokens -= r.reservedTokens;
         r.reservedTokens = 0;
         r.status = 'aborted';
+        this.runningDirty = true;
       } else if (r.status === 'waiting') {
         r.status = 'aborted';
         waitingHit = true;
@@ -281,20 +289,24 @@ export class Engine {
       this.run = null;
       return NaN;
     }
-    let decodeOnly = true;
-    for (let i = 0; i < n; i++) if (this.chunks[i] !== 0) decodeOnly = false;
-    if (!decodeOnly) {
+    if (this.prefillItems > 0) {
       this.run = null;
       return now + this.perf.stepTimeS(this.fillShape());
     }
     let run = this.run;
     if (run === null || !this.sameAsRun()) {
       let c0 = 0;
-      for (let i = 0; i < n; i++) c0 += this.batch[i]!.kvTokens + 1;
+      const members = this.runMembers === this.batch ? [] : this.runMembers;
+      members.length = n;
+      for (let i = 0; i < n; i++) {
+        const r = this.batch[i]!;
+        members[i] = r;
+        c0 += r.kvTokens + 1;
+      }
       const co: DecodeCoeffs = this.perf.decodeStepCoeffs(n);
       run = { t0: now, k: n, c0, a: co.baseS, b: co.perContextTokenS, jDone: 0, jEnd: 0 };
       this.run = run;
-      this.runMembers = this.batch.slice();
+      this.runMembers = members;
     }
     const len = this.cfg.mode === 'step' || this.preemptedThisBuild ? 1 : this.stableRunLength();
     run.jEnd = run.jDone + len;
@@ -350,7 +362,7 @@ export class Engine {
         this.usedBlocks += blocks - r.blocks;
         r.blocks = blocks;
       }
-      invariant(r.generated <= r.outputTokens, `request ${r.id} generated past its output length`);
+      if (r.generated > r.outputTokens) invariant(false, `request ${r.id} generated past its output length`);
       if (atBoundary && r.generated === r.outputTokens) this.finish(r, now);
     }
     run.jDone = j;
@@ -381,6 +393,7 @@ export class Engine {
   private finish(r: SimRequest, now: number): void {
     this.pendingTokens -= 1;
     r.status = 'done';
+    this.runningDirty = true;
     r.finishS = now;
     if (r.firstTokenS < 0) r.firstTokenS = now;
     this.usedBlocks -= r.blocks;
@@ -391,6 +404,8 @@ export class Engine {
   }
 
   private compactRunning(): void {
+    if (!this.runningDirty) return;
+    this.runningDirty = false;
     const a = this.running;
     let w = 0;
     for (let i = 0; i < a.length; i++) if (a[i]!.status === 'running') a[w++] = a[i]!;
@@ -430,13 +445,22 @@ export class Engine {
     // every boundary sees that (the seat and token limits still block everyone, so those runs stay safe).
     if (this.waiting.timeDependent && this.waiting.size > 0 && this.running.length < this.cfg.maxNumSeqs) return 1;
     let mRem = Infinity;
-    for (const r of members) mRem = Math.min(mRem, r.outputTokens - r.generated);
+    let held = 0;
+    let kv = 0;
+    for (let i = 0; i < members.length; i++) {
+      const r = members[i]!;
+      const left = r.outputTokens - r.generated;
+      if (left < mRem) mRem = left;
+      held += r.blocks;
+      kv += r.kvTokens;
+    }
     // Splitwise: reservations never grow, and the batch holds until a completion or an arrival (keepsBatch).
     if (this.cfg.scheduler === 'splitwise') return mRem;
     if (mRem <= 1) return mRem;
     const bt = this.cfg.blockTokens;
-    let pool = this.cfg.kvBlocks - this.usedBlocks;
-    for (const r of members) pool += r.blocks;
+    const pool = this.cfg.kvBlocks - this.usedBlocks + held;
+    // need(mRem − 1) = Σ ceil((kv + mRem)/bt) ≤ (Σ kv + n·(mRem + bt − 1)) / bt: integers, exact; most runs stop here.
+    if (kv + members.length * (mRem + bt - 1) <= pool * bt) return mRem;
     // Blocks needed at the boundary d iterations from now (members' next token included).
     const need = (d: number) => {
       let s = 0;
@@ -454,26 +478,18 @@ export class Engine {
     return lo;
   }
 
+  /**
+   * The batch's shape, summed by `schedule` in batch order as the rebuild added its items (nothing an item's
+   * shape reads changes between its scheduling and the end of the rebuild: preemption only takes unscheduled
+   * requests), so it is the same sum, in the same order, as a pass over the batch would give.
+   */
   private fillShape(): BatchShape {
-    const s = this.shape;
-    s.prefillTokens = 0;
-    s.prefillSeqs = 0;
-    s.prefillAttendTokens = 0;
-    s.decodeSeqs = 0;
-    s.decodeContextTokens = 0;
-    for (let i = 0; i < this.batch.length; i++) {
-      const r = this.batch[i]!;
-      const c = this.chunks[i]!;
-      if (c > 0) {
-        s.prefillTokens += c;
-        s.prefillSeqs++;
-        s.prefillAttendTokens += c * (r.kvTokens + (c + 1) / 2);
-      } else {
-        s.decodeSeqs++;
-        s.decodeContextTokens += r.kvTokens + 1;
-      }
-    }
-    return s;
+    return this.shape;
+  }
+
+  /** Items scheduled so far in the current rebuild (for a builder; `batch.length` once the rebuild ends). */
+  get scheduledCount(): number {
+    return this.nb;
   }
 
   // ---- batch building ------------------------------------------------------------------------------
@@ -482,18 +498,38 @@ export class Engine {
     // Keep the finished iteration's batch: the Splitwise builder orders decodes by it.
     [this.prevBatch, this.batch] = [this.batch, this.prevBatch];
     [this.prevChunks, this.chunks] = [this.chunks, this.prevChunks];
-    this.batch.length = 0;
-    this.chunks.length = 0;
+    // Overwritten in place and cut to size at the end: `length = 0` would drop the backing store every rebuild.
+    this.nb = 0;
+    this.prefillItems = 0;
+    const sh = this.shape;
+    sh.prefillTokens = 0;
+    sh.prefillSeqs = 0;
+    sh.prefillAttendTokens = 0;
+    sh.decodeSeqs = 0;
+    sh.decodeContextTokens = 0;
     this.preemptedThisBuild = false;
     if (this.splitwise) this.splitwise.build(now, this.prevBatch, this.prevChunks);
     else if (this.cfg.scheduler === 'vllm-v0') this.buildVllmV0(now);
     else this.buildVllm(now);
+    this.batch.length = this.nb;
+    this.chunks.length = this.nb;
   }
 
   /** Adds a request to the iteration being built (used by both builders). */
   schedule(r: SimRequest, chunk: number, now: number): void {
-    this.batch.push(r);
-    this.chunks.push(chunk);
+    this.batch[this.nb] = r;
+    this.chunks[this.nb] = chunk;
+    this.nb++;
+    const sh = this.shape;
+    if (chunk > 0) {
+      this.prefillItems++;
+      sh.prefillTokens += chunk;
+      sh.prefillSeqs++;
+      sh.prefillAttendTokens += chunk * (r.kvTokens + (chunk + 1) / 2);
+    } else {
+      sh.decodeSeqs++;
+      sh.decodeContextTokens += r.kvTokens + 1;
+    }
     if (r.firstScheduledS < 0) r.firstScheduledS = now;
   }
 
@@ -514,7 +550,7 @@ export class Engine {
         const left = r.prefillTarget - r.prefilled;
         chunk = Math.min(left, budget);
         if (!chunkedPrefill && chunk < left) {
-          if (this.batch.length > 0) continue;
+          if (this.nb > 0) continue;
           chunk = left; // the first item always fits: a long prompt runs alone
         }
       }
@@ -524,12 +560,12 @@ export class Engine {
     }
     if (this.preemptedThisBuild) return;
     const waiting = this.waiting;
-    while (waiting.size > 0 && this.batch.length < maxNumSeqs && running.length < maxNumSeqs && budget > 0) {
+    while (waiting.size > 0 && this.nb < maxNumSeqs && running.length < maxNumSeqs && budget > 0) {
       const r = waiting.peek()!;
       const left = r.prefillTarget - r.prefilled;
       let chunk = Math.min(left, budget);
       if (!chunkedPrefill && chunk < left) {
-        if (this.batch.length > 0) break;
+        if (this.nb > 0) break;
         chunk = left;
       }
       if (!this.admitWaitingHead(r, chunk, now)) break;
@@ -551,11 +587,11 @@ export class Engine {
     while (waiting.size > 0 && running.length < maxNumSeqs) {
       const r = waiting.peek()!;
       const prompt = r.prefillTarget - r.prefilled;
-      if (this.batch.length > 0 && prompt > budget) break;
+      if (this.nb > 0 && prompt > budget) break;
       if (!this.admitWaitingHead(r, prompt, now)) break;
       budget -= prompt;
     }
-    if (this.batch.length > 0) return;
+    if (this.nb > 0) return;
     for (let i = 0; i < running.length && budget > 0; i++) {
       const r = running[i]!;
       if (!this.growOrPreempt(r, Math.ceil((r.kvTokens + 1) / bt))) break;

@@ -171,7 +171,7 @@ export class SplitwiseBuilder {
     // reserve its output − 1 slots, nothing is scheduled and no event would ever restart the instance.
     // Rather than stall (SplitwiseSim would), the oldest ready decode runs over its reservation. This only
     // acts when the rebuild is otherwise empty, so it changes nothing at moderate load.
-    if (e.batch.length === 0) {
+    if (e.scheduledCount === 0) {
       const r = paused[0] ?? u.find((x) => x.status === 'running');
       if (r !== undefined) {
         if (paused[0] === r) paused.shift();

@@ -1,5 +1,5 @@
 import type { SimRequest } from '../engine/request.ts';
-import { sortedDist, type Dist } from './stats.ts';
+import { selectDist, type Dist } from './stats.ts';
 
 /** Latency targets a request must meet to count as attaining its SLO. */
 export interface SloTargets {
@@ -262,7 +262,7 @@ export function latencyBlock(log: RequestLog, slo: SloTargets, filter: (i: numbe
       const i = done[j]!;
       if (keep(i)) a[k++] = value(i);
     }
-    return sortedDist(a);
+    return selectDist(a);
   };
   const ttft = column((i) => log.ttft[i]!);
   const tpot: TpotDist = { count: multiToken, ...column((i) => log.tpot(i), (i) => log.hasTpot(i), multiToken) };

@@ -92,7 +92,7 @@ export class Instance implements InstanceView {
   }
   requests(): readonly RequestProgress[] {
     this.engine.sync(this.fleet.now, false);
-    const out: RequestProgress[] = [...this.engine.running];
+    const out: RequestProgress[] = this.engine.running.slice();
     this.engine.waiting.forEach((r) => out.push(r));
     return out;
   }

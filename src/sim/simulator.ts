@@ -434,7 +434,17 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         case 'rebalance': {
           fleet.now = now;
           for (const o of router.migrate!(fleet, migrations!.busy())) migrations!.start(o, now);
-          if (workLeft()) q.push({ kind: 'rebalance', t: now + router.migrateIntervalS! });
+          if (workLeft()) {
+            const iv = router.migrateIntervalS!;
+            let next = now + iv;
+            // Nothing in flight: until the next event every poll finds no instance running anything, so no source.
+            // Step the same grid (the same float additions) past the idle stretch instead of an event per poll.
+            if (inflight === 0 && migrations!.busy().size === 0) {
+              const upcoming = q.peekTime();
+              while (next < upcoming) next += iv;
+            }
+            q.push({ kind: 'rebalance', t: next });
+          }
           break;
         }
         case 'ready': {
