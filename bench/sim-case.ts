@@ -1,5 +1,5 @@
 // One simulator benchmark case in its own process (so peak RSS is the case's own). Prints one JSON line.
-// Usage: node --import tsx bench/sim-case.ts CASE MODE   (CASE: conv | day | splitwise; MODE: fast | step)
+// Usage: node --import tsx bench/sim-case.ts CASE MODE   (CASE: conv | day | splitwise | busy | busy-long; MODE: fast | step)
 import { loadScenario } from '../src/scenario/load.ts';
 import { simulate } from '../src/sim/simulator.ts';
 import { summarize } from '../src/metrics/summary.ts';
@@ -20,7 +20,24 @@ const cases: Record<string, () => ReturnType<typeof loadScenario>> = {
         'output.timelineIntervalS=600',
       ],
     }),
+  // Concurrency: 120,000 requests in 20 min on 12 H100s, then the same arrivals with 4× the output tokens (near
+  // saturation: large running batches). Same requests, fewer iterations: the time the second takes beyond the first
+  // is work per iteration growing with the batch (DESIGN.md, speed).
+  busy: () => busyCase(5.3),
+  'busy-long': () => busyCase(5.3 + Math.log(4)),
 };
+
+function busyCase(outputMu: number): ReturnType<typeof loadScenario> {
+  return loadScenario({
+    sets: [
+      `workload={synthetic: {durationS: 1200, arrivals: {kind: poisson, ratePerS: 100}, lengths: {kind: lognormal, input: {mu: 6.2, sigma: 0.5, min: 1, max: 8000}, output: {mu: ${outputMu}, sigma: 0.5, min: 1, max: 8000}}}}`,
+      'fleet.pools.0.count=12',
+      'fleet.pools.0.model=llama3.1-8b',
+      'fleet.pools.0.hardware=h100-80gb',
+      'routing.policy=least-requests',
+    ],
+  });
+}
 const { scenario, baseDir } = cases[which]!();
 const t0 = performance.now();
 const res = simulate(scenario, baseDir, { mode });

@@ -50,6 +50,16 @@ if (want('day')) {
   add(day);
   notes.push(`1 M-request synthetic day on 40 instances: ${day.wallS.toFixed(1)} s wall (target ≤ 30 s), ${day.maxRssMB.toFixed(0)} MB peak RSS (target ≤ 2,048 MB)`);
 }
+if (want('busy')) {
+  const busy = runCase('busy', 'fast');
+  const long = runCase('busy-long', 'fast');
+  add(busy);
+  add(long);
+  notes.push(
+    `120 k requests on 12 instances, then 4× the output tokens: ${(long.wallS / busy.wallS).toFixed(2)}× the wall time for ${(long.iterations / busy.iterations).toFixed(2)}× the iterations ` +
+      `(the per-boundary work still grows with the running batch; see docs/FIDELITY.md, Speed)`,
+  );
+}
 const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
 for (const r of rows) console.log(r.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
 console.log('');
