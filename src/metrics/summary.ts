@@ -137,16 +137,18 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
   const tierNames = log.tiers.filter((t) => t !== '');
   const byUtility: LatencyBlock[] = [all];
   if (tierNames.length > 0) {
-    summary.tiers = {};
-    for (const name of [...tierNames].sort()) {
+    // Tier names are trace labels: looked up as own keys and stored with fromEntries, so `__proto__` or
+    // `constructor` is a tier like any other (plain indexing would read or set the prototype).
+    const blocks = [...tierNames].sort().map((name): [string, LatencyBlock] => {
       const idx = log.tiers.indexOf(name);
-      const slo = { ...sc.slo, ...sc.slo.tiers[name] };
-      summary.tiers[name] = latencyBlock(log, slo, (i) => log.tierIdx[i] === idx);
-    }
+      const slo = { ...sc.slo, ...(Object.hasOwn(sc.slo.tiers, name) ? sc.slo.tiers[name] : {}) };
+      return [name, latencyBlock(log, slo, (i) => log.tierIdx[i] === idx)];
+    });
+    summary.tiers = Object.fromEntries(blocks);
     // Each request is judged, and earns, by its own tier's targets: the tier blocks, plus the untiered requests if any.
     const untiered = log.tiers.indexOf('');
     byUtility.length = 0;
-    byUtility.push(...Object.values(summary.tiers));
+    byUtility.push(...blocks.map(([, b]) => b));
     if (untiered >= 0) byUtility.push(latencyBlock(log, sc.slo, (i) => log.tierIdx[i] === untiered));
     delete summary.slo.utility;
     const met = byUtility.reduce((n, b) => n + Math.round(b.slo.attainment * b.requests.total), 0);
@@ -174,15 +176,23 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
 function binnedInstanceHours(res: SimResult, binS: number): number {
   const changes = instanceChanges(res);
   const horizon = res.log.n > 0 ? res.log.arrival[res.log.n - 1]! : res.endS;
+  const bins = Math.floor(horizon / binS) + 1;
   let s = 0;
   let alive = 0;
   let k = 0;
-  for (let b = 0; b <= Math.floor(horizon / binS); b++) {
+  for (let b = 0; b < bins; ) {
     // Alive at the bin's first instant (every change up to it), then after each change inside it.
     while (k < changes.length && changes[k]![0] <= b * binS) alive += changes[k++]![1];
     let peak = alive;
     while (k < changes.length && Math.floor(changes[k]![0] / binS) === b) peak = Math.max(peak, (alive += changes[k++]![1]));
     s += peak;
+    b++;
+    // Bins before the next change hold `alive` throughout: counted at once (a trace gap of years is O(1), not a loop).
+    const next = k < changes.length ? Math.min(bins, Math.floor(changes[k]![0] / binS)) : bins;
+    if (next > b) {
+      s += alive * (next - b);
+      b = next;
+    }
   }
   return (s * binS) / 3600;
 }

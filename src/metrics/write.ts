@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { RequestLog } from './collector.ts';
 import type { Summary } from './summary.ts';
 import type { TimelineRow } from '../sim/timeline.ts';
+import { csvCell } from '../util/csv.ts';
 
 const f6 = (x: number) => x.toFixed(6);
 
@@ -31,6 +32,10 @@ async function writeRequestsCsv(path: string, log: RequestLog): Promise<void> {
   const out = createWriteStream(path);
   const write = (s: string) => (out.write(s) ? Promise.resolve() : new Promise<void>((res) => out.once('drain', () => res())));
   await write('id,arrival_s,model,tier,instance,input_tokens,output_tokens,status,drop_reason,queue_s,ttft_s,tpot_s,e2e_s,preemptions\n');
+  // Labels come from the trace: a comma or quote in one must not shift the row's columns.
+  const models = log.models.map(csvCell);
+  const tiers = log.tiers.map(csvCell);
+  const dropReasons = log.dropReasons.map(csvCell);
   let buf = '';
   for (let i = 0; i < log.n; i++) {
     const done = log.isDone(i);
@@ -43,8 +48,8 @@ async function writeRequestsCsv(path: string, log: RequestLog): Promise<void> {
       : `${log.hasQueue(i) ? f6(log.queue[i]!) : ''},${log.hasTtft(i) ? f6(log.ttft[i]!) : ''},${log.hasTpot(i) ? f6(log.tpot(i)) : ''},` +
         `${done ? f6(log.e2e[i]!) : ''},${log.preemptions[i]}`;
     buf +=
-      `${i},${f6(log.arrival[i]!)},${log.models[log.modelIdx[i]!]},${log.tiers[log.tierIdx[i]!]},${log.instance[i]},` +
-      `${log.input[i]},${log.output[i]},${status},${dropped ? log.dropReasons[log.dropIdx[i]!] : ''},${times}\n`;
+      `${i},${f6(log.arrival[i]!)},${models[log.modelIdx[i]!]},${tiers[log.tierIdx[i]!]},${log.instance[i]},` +
+      `${log.input[i]},${log.output[i]},${status},${dropped ? dropReasons[log.dropIdx[i]!] : ''},${times}\n`;
     if (buf.length > 1 << 16) {
       await write(buf);
       buf = '';

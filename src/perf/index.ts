@@ -5,8 +5,10 @@ import { efficiencyFor } from './efficiency.ts';
 import { rooflinePerfModel } from './roofline.ts';
 import { loadProfileTable, profilePerfModel } from './profile-table.ts';
 
-const fraction = z.number().positive().max(1);
-const seconds = z.number().min(0).finite();
+// Bounds that keep a typo from becoming a run of 1e6-s steps (or a factor of 1e-300), which only failed much later
+// on the timeline's row limit, naming a field the user never set.
+const fraction = z.number().min(0.001).max(1);
+const seconds = z.number().min(0).max(60);
 
 export const efficiencySchema = z.strictObject({
   compute: fraction.optional(),

@@ -90,6 +90,8 @@ export function readCsv(path: string, source: string, required: readonly string[
     seen.add(identity);
     rows.push({ line: i + 1, get: (c) => cells[col.get(c)!]!.trim(), has: (c) => col.has(c) });
   });
+  // A header alone is a file cut short, not a measurement with nothing in it: its rows must not just disappear.
+  if (rows.length === 0) throw new ConfigError({ source, line: 2, expected: 'at least one data row', got: 'none' });
   return rows;
 }
 

@@ -350,7 +350,8 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
       q.push({ kind: 'rebalance', t: router.migrateIntervalS ?? 1 });
     }
 
-    const actions = [...sc.scaling.actions].sort((a, b) => a.atS - b.atS);
+    // In time order, each with its index in the scenario (notes name it by that).
+    const actions = sc.scaling.actions.map((a, i) => ({ ...a, i })).sort((a, b) => a.atS - b.atS);
     let nextAction = 0;
     if (actions.length > 0) q.push({ kind: 'control', t: actions[0]!.atS });
     if (scaler) q.push({ kind: 'scale', t: scaling.intervalS });
@@ -481,8 +482,8 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         }
         case 'control': {
           while (nextAction < actions.length && actions[nextAction]!.atS <= now) {
-            const i = nextAction++;
-            const a = actions[i]!;
+            const a = actions[nextAction++]!;
+            const i = a.i;
             const pool = poolByName.get(a.pool)!;
             // The pool's bounds hold for scheduled actions too (the governor's clamp, without its cooldowns): minCount
             // bounds the ready and provisioning instances, maxCount those and the draining ones.
@@ -554,6 +555,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     // Taken before reading past endS below: skipped rows after the last request replayed are not counted.
     const skippedInTrace = { ...workload.traceStats?.skipped };
     if (scaler?.notes) notes.push(...scaler.notes());
+    for (const a of actions.slice(nextAction)) notes.push(`scaling.actions[${a.i}] (${a.action} ${a.count} on ${a.pool} at ${a.atS} s): not done, the run ended at ${+endS.toFixed(1)} s`);
     const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions, skippedInTrace, notes };
     if (sc.endS !== undefined) {
       // Requests that would arrive after endS: the one taken from the stream but not arrived (`pending`), and what

@@ -11,16 +11,16 @@ const run = promisify(execFile);
 const SHAPE_COLS = 'n_head,n_kv_head,n_embd,n_expanded_embd,vocab_size,use_gated_mlp,num_tokens,num_tensor_parallel_workers';
 const MEDIANS = LAYER_OPS.map((op) => `time_stats.${op}.median`).join(',');
 
-/** A Vidur tree with one Llama-2-7B-shaped layer file on h100 and one h100_dgx all-reduce file. */
+/** A Vidur tree with one Llama-2-7B-shaped layer file on h100 and one h100_dgx all-reduce file (each only if it has rows). */
 function fixture(layerRows: [tokens: number, tp: number, ms: number][], allReduceRows: [workers: number, perNode: number, bytes: number, ms: number][]): string {
   const dir = mkdtempSync(join(tmpdir(), 'llmfleet-vidur-'));
   mkdirSync(join(dir, 'compute/h100/meta-llama/Llama-2-7b-hf'), { recursive: true });
   mkdirSync(join(dir, 'network/h100_dgx'), { recursive: true });
   // The whole layer time in one operator, the other eight 0 (they are summed).
   const layer = layerRows.map(([t, tp, ms]) => `${[ms, ...Array(LAYER_OPS.length - 1).fill(0)].join(',')},32,32,4096,11008,32768,True,${t},${tp}`);
-  writeFileSync(join(dir, 'compute/h100/meta-llama/Llama-2-7b-hf/mlp.csv'), [`${MEDIANS},${SHAPE_COLS}`, ...layer].join('\n') + '\n');
+  if (layer.length > 0) writeFileSync(join(dir, 'compute/h100/meta-llama/Llama-2-7b-hf/mlp.csv'), [`${MEDIANS},${SHAPE_COLS}`, ...layer].join('\n') + '\n');
   const ar = allReduceRows.map(([w, d, b, ms], i) => `${i},${ms},0,${w},${b},all_reduce,${d},8`);
-  writeFileSync(join(dir, 'network/h100_dgx/all_reduce.csv'), [',time_stats.all_reduce.median,rank,num_workers,size,collective,devices_per_node,max_devices_per_node', ...ar].join('\r\n') + '\r\n');
+  if (ar.length > 0) writeFileSync(join(dir, 'network/h100_dgx/all_reduce.csv'), [',time_stats.all_reduce.median,rank,num_workers,size,collective,devices_per_node,max_devices_per_node', ...ar].join('\r\n') + '\r\n');
   return dir;
 }
 
@@ -82,6 +82,10 @@ describe('checkVidurProfiles: the roofline against Vidur operator and all-reduce
     writeFileSync(file, readFileSync(file, 'utf8').replace(',True,1,1', ',True,one,1'));
     assert.throws(() => checkVidurProfiles(dir), /mlp\.csv:2 num_tokens: expected a non-negative integer, got "one"/);
     assert.throws(() => checkVidurProfiles(join(dir, 'compute')), /expected a Vidur profiling folder with compute\/ and network\//);
+    // A header alone (a file cut short) is an error, not a file whose rows silently vanish from the check.
+    writeFileSync(file, `${MEDIANS},${SHAPE_COLS}\n`);
+    assert.throws(() => checkVidurProfiles(dir), /mlp\.csv:2: expected at least one data row, got "?none"?/);
+    writeFileSync(file, readFileSync(file, 'utf8') + `${[0.1, ...Array(LAYER_OPS.length - 1).fill(0)].join(',')},32,32,4096,11008,32768,True,one,1\n`);
     try {
       await run(process.execPath, ['bin/llmfleet.js', 'calibrate', '--vidur', dir, '--out', mkdtempSync(join(tmpdir(), 'llmfleet-vidur-out-'))]);
       assert.fail('expected exit 2');

@@ -73,6 +73,9 @@ test('perf without kind is the roofline (or a profile when it has a path); a quo
   const { scenario } = loadScenario({ file: 'scenarios/default.yaml', sets: ['perf.efficiency.perLayerOverheadS=35e-6'] });
   assert.deepEqual(scenario.perf, { kind: 'roofline', calibrated: false, efficiency: { perLayerOverheadS: 35e-6 } });
   refuses(['perf={path: ""}'], /perf\.path: expected a non-empty string/);
+  // Absurd efficiencies are named where they were set (they used to fail later, blaming output.timelineIntervalS).
+  refuses(['perf.efficiency.stepOverheadS=1e6'], /^--set perf\.efficiency\.stepOverheadS=1e6 perf\.efficiency\.stepOverheadS: expected ≤ 60, got 1000000$/);
+  refuses(['perf.efficiency.compute=1e-300'], /perf\.efficiency\.compute: expected ≥ 0\.001, got 1e-300$/);
   const raw: Record<string, unknown> = {};
   applyOverrides(raw, ['scaling.options.thetaTps."llama3.1-8b"=1000', 'fleet.pools."0".name=x']);
   assert.deepEqual(raw, { scaling: { options: { thetaTps: { 'llama3.1-8b': 1000 } } }, fleet: { pools: { '0': { name: 'x' } } } });

@@ -201,3 +201,15 @@ test('routing.dispatchDelayS: every request reaches its instance that much after
   }
   assert.throws(() => scenarioFor(trace, { routing: { dispatchDelayS: -1 } }));
 });
+
+test('scheduled actions the run never reaches, or that the pool bounds clamp, get a note naming their own index', () => {
+  const trace = writeTrace([0, 1, 2].map((t) => ({ t, in: 100, out: 10 })));
+  const res = run(scenarioFor(trace, {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 1, maxCount: 2 }] },
+    scaling: { policy: 'scheduled', actions: [{ atS: 1e6, action: 'add', pool: 'p' }, { atS: 0.5, action: 'add', pool: 'p', count: 5 }] },
+  }), 'fast');
+  assert.deepEqual(res.notes, [
+    "scaling.actions[1] (add 5 on p at 0.5 s): 1 done, the pool's maxCount 2 bounds it",
+    `scaling.actions[0] (add 1 on p at 1000000 s): not done, the run ended at ${+res.endS.toFixed(1)} s`,
+  ]);
+});
