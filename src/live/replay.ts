@@ -3,6 +3,7 @@ import { UserError } from '../util/errors.ts';
 import { Rng } from '../util/rng.ts';
 import type { TraceRequest } from '../workload/types.ts';
 import { TIER_HEADER } from './gateway/parse-request.ts';
+import { sleepMs, timerMs } from './timers.ts';
 
 export interface ReplayRequest {
   arrivalS: number;
@@ -67,6 +68,8 @@ export interface ReplayOptions {
 export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: ReplayOptions): Promise<ReplayResult[]> {
   // One connection per request in flight: a request never waits inside the client for a socket (Node raises
   // its open-file limit to the hard limit at start, so 10,000 sockets fit where the system allows them).
+  // Checked before the first request: past Node's timer limit the abort would fire at once (or throw).
+  const timeoutMs = timerMs(o.timeoutS, 'timeoutS');
   const pool = new Pool(baseUrl, { connections: o.maxInFlight, pipelining: 1 });
   const results: ReplayResult[] = [];
   const running = new Set<Promise<void>>();
@@ -103,7 +106,7 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
         // The gateway's tier header (`llmfleet serve` orders its queue by it); other servers ignore it.
         headers: { 'content-type': 'application/json', ...auth, ...(r.tier ? { [TIER_HEADER]: r.tier } : {}) },
         body,
-        signal: AbortSignal.timeout(o.timeoutS * 1000),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       status = res.statusCode;
       const b = res.headers['x-llmfleet-backend'];
@@ -181,7 +184,9 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
     for (const r of src) {
       const due = t0 + (r.arrivalS * 1000) / o.timeScale;
       const wait = due - performance.now();
-      if (wait > 1) await new Promise((res) => setTimeout(res, wait));
+      // A wait may be longer than a Node timer holds (a small time scale): sleepMs chains timers, so the request
+      // is never sent before its time (lateS counts only lateness; it would hide an early send).
+      if (wait > 1) await sleepMs(wait);
       const slot = results.length;
       results.push(undefined as unknown as ReplayResult);
       if (running.size >= o.maxInFlight) {

@@ -55,6 +55,34 @@ describe('emulate and serve commands', { timeout: 90_000 }, () => {
       [['serve', '--config', config('window.yaml', pool('"http://127.0.0.1:1"') + `autoscaler:\n  policy: preserve\n  intervalS: 10\n  options: { muPrefill: 1, muDecode: 1, muTotal: 1, windowS: 25 }\n  pools: [{ model: ${MODEL}, maxCount: 2 }]\n`)],
         /window\.yaml:7 autoscaler\.options\.windowS: expected a whole multiple of autoscaler\.intervalS \(10 s\): windows close at scaler ticks, got 25$/m],
       [['serve', '--config', config('opts.yaml', pool('"http://127.0.0.1:1"') + 'routing:\n  policy: jsq\n  options:\n    nonsense: 5\n')], /opts\.yaml:7 routing\.options\.nonsense: expected no unknown key/],
+      // Durations past Node's timer limit (2^31 − 1 ms) fired after 1 ms: a 34-day crash at once, a "model load" skipped.
+      [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--port', '0', '--crash-after', '3000000'], /^llmfleet: --crash-after: expected a number of seconds ≤ 2147483 \(about 24\.8 days, the longest wait a Node timer holds\), got '3000000'$/m],
+      [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--port', '0', '--startup-delay', '3000000'], /^llmfleet: --startup-delay: expected a number of seconds ≤ 2147483 .*, got '3000000'$/m],
+      [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--port', '0', '--startup-delay', '-1'], /^llmfleet: --startup-delay: expected a number of seconds ≥ 0, got '-1'$/m],
+      // An empty host listened on every interface; an empty served name served the model id ''.
+      [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--port', '0', '--host', ''], /^llmfleet: --host: expected a non-empty listen address, got ''$/m],
+      [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--port', '0', '--served-name', ''], /^llmfleet: --served-name: expected a non-empty model name, got ''$/m],
+      [['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--port', '0', '--host', ''], /^llmfleet: --host: expected a non-empty listen address, got ''$/m],
+      [['serve', '--config', config('host.yaml', pool('"http://127.0.0.1:1"') + 'host: ""\n')], /host\.yaml:4 host: expected a non-empty listen address \(an empty one would listen on every interface\), got ""$/m],
+      ...(
+        [
+          ['timeouts', 'requestS', '1e9'],
+          ['timeouts', 'firstByteS', '1e9'],
+          ['timeouts', 'idleS', '1e9'],
+          ['admission', 'queueTimeoutS', '1e9'],
+          ['health', 'intervalS', '1e9'],
+          ['health', 'timeoutS', '1e7'],
+        ] as const
+      ).map(([section, field, v]): [string[], RegExp] => [
+        ['serve', '--config', config(`${field}.yaml`, pool('"http://127.0.0.1:1"') + `${section}:\n  ${field}: ${v}\n`)],
+        new RegExp(`${field}\\.yaml:5 ${section}\\.${field}: expected ≤ 2147483 s \\(about 24\\.8 days, the longest wait a Node timer holds\\), got ${Number(v)}$`, 'm'),
+      ]),
+      [['serve', '--config', config('scrape.yaml', pool('"http://127.0.0.1:1"') + 'scrapeIntervalS: 1e9\n')], /scrape\.yaml:4 scrapeIntervalS: expected ≤ 2147483 s .*, got 1000000000$/m],
+      [['serve', '--config', config('drain.yaml', pool('"http://127.0.0.1:1"') + 'drainTimeoutS: 2147484\n')], /drain\.yaml:4 drainTimeoutS: expected ≤ 2147483 s .*, got 2147484$/m],
+      [
+        ['serve', '--config', config('scaler.yaml', pool('"http://127.0.0.1:1"') + `autoscaler:\n  policy: none\n  intervalS: 1e9\n  pools: [{ model: ${MODEL}, maxCount: 2 }]\n`)],
+        /scaler\.yaml:6 autoscaler\.intervalS: expected ≤ 2147483 s .*, got 1000000000$/m,
+      ],
     ];
     for (const [args, message] of cases) {
       const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 30_000 });

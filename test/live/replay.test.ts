@@ -232,6 +232,9 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
       [['--url', 'localhost:8000'], /--url: expected http:\/\/ or https:\/\//],
       [['--url', 'http://127.0.0.1:1', '--time-scale', '0'], /--time-scale: expected a number > 0, got '0'$/m],
       [['--url', 'http://127.0.0.1:1', '--max-in-flight', '0'], /--max-in-flight: expected an integer ≥ 1/],
+      // Past Node's timer limit AbortSignal.timeout fired at once (or threw): every request failed as 'connection', exit 0.
+      [['--url', 'http://127.0.0.1:1', '--model', MODEL, '--timeout', '5000000'], /^llmfleet: --timeout: expected a number of seconds ≤ 2147483 \(about 24\.8 days, the longest wait a Node timer holds\), got '5000000'$/m],
+      [['--url', 'http://127.0.0.1:1', '--model', MODEL, '--timeout', '0'], /^llmfleet: --timeout: expected a number of seconds ≥ 0\.001, got '0'$/m],
       [['--url', 'http://127.0.0.1:1'], /--url: cannot list models at http:\/\/127\.0\.0\.1:1\/v1\/models .*pass --model/],
     ] as const) {
       const r = await cli([...args, '--out', mkdtempSync(join(tmpdir(), 'llmfleet-replay-'))]);

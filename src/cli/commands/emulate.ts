@@ -4,6 +4,8 @@ import { startEmulator } from '../../live/emulator/server.ts';
 import { loadCatalogFile } from '../../model/catalog.ts';
 import { UserError } from '../../util/errors.ts';
 import { parseIntFlag, parseNumberFlag } from '../util.ts';
+import { parseTimerSecondsFlag } from '../../live/timers.ts';
+import { nonEmptyFlag } from '../../live/http-util.ts';
 
 interface EmulateFlags {
   model: string;
@@ -45,6 +47,9 @@ export function registerEmulate(program: Command): void {
     .option('--kv-blocks <n>', 'override the KV capacity in 16-token blocks (default: from the memory plan)')
     .option('--max-num-seqs <n>', 'override the batch size limit (default 256)')
     .action(async (o: EmulateFlags) => {
+      // An empty --host would listen on every interface, an empty --served-name serve a model with id ''.
+      const host = nonEmptyFlag('--host', o.host, 'listen address');
+      const servedName = o.servedName === undefined ? undefined : nonEmptyFlag('--served-name', o.servedName, 'model name');
       const port = parseIntFlag('--port', o.port);
       if (port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got ${port}`);
       const tp = parseIntFlag('--tp', o.tp);
@@ -71,15 +76,15 @@ export function registerEmulate(program: Command): void {
         hardware: o.hardware,
         ...(catalog ? { catalog } : {}),
         tp,
-        host: o.host,
+        host,
         port,
         timeScale,
-        startupDelayS: parseNumberFlag('--startup-delay', o.startupDelay, 0),
+        startupDelayS: parseTimerSecondsFlag('--startup-delay', o.startupDelay, 0),
         errorRate,
         stallAfterTokens: intAtLeast(0, '--stall-after-tokens', o.stallAfterTokens),
-        crashAfterS: o.crashAfter === undefined ? undefined : parseNumberFlag('--crash-after', o.crashAfter, 0),
+        crashAfterS: o.crashAfter === undefined ? undefined : parseTimerSecondsFlag('--crash-after', o.crashAfter, 0),
         seed: parseIntFlag('--seed', o.seed),
-        servedName: o.servedName,
+        servedName,
         chatOutputTokens: intAtLeast(1, '--chat-output-tokens', o.chatOutputTokens),
         engine,
         onCrash: () => {

@@ -6,12 +6,13 @@ import type { Scenario } from '../../scenario/schema.ts';
 import { dist } from '../../metrics/stats.ts';
 import { loadScenario } from '../../scenario/load.ts';
 import { firstServedModel, replay, type ReplayResult } from '../../live/replay.ts';
+import { parseTimerSecondsFlag } from '../../live/timers.ts';
 import { formatAttainment, formatLatency } from '../../report/format.ts';
 import { UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { openWorkload } from '../../workload/schema.ts';
 import { TRACE_FORMATS, type TraceRequest } from '../../workload/types.ts';
-import { collect, counterProgress, keptTransformsNote, parseIntFlag, parseNumberFlag, scenarioFlags } from '../util.ts';
+import { collect, counterProgress, keptTransformsNote, parseIntFlag, scenarioFlags } from '../util.ts';
 import { prepareOutDir } from '../../util/folders.ts';
 
 interface ReplayFlags {
@@ -53,7 +54,7 @@ export function registerReplay(program: Command): void {
       const base = baseUrl(o.url);
       const timeScale = Number(o.timeScale);
       if (o.timeScale.trim() === '' || !Number.isFinite(timeScale) || timeScale <= 0) throw new UserError(`--time-scale: expected a number > 0, got '${o.timeScale}'`);
-      const timeoutS = parseNumberFlag('--timeout', o.timeout, 0.001);
+      const timeoutS = parseTimerSecondsFlag('--timeout', o.timeout, 0.001);
       const maxInFlight = parseIntFlag('--max-in-flight', o.maxInFlight);
       if (maxInFlight < 1) throw new UserError(`--max-in-flight: expected an integer ≥ 1, got '${o.maxInFlight}'`);
       const out = prepareOutDir('--out', resolve(o.out));

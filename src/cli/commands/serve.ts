@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { Pool } from 'undici';
 import { BACKEND_URL_EXPECTED, backendBaseUrl, gatewayConfigSchema, loadGatewayConfig, type GatewayConfig } from '../../live/gateway/config.ts';
 import { startGateway } from '../../live/gateway/gateway.ts';
+import { nonEmptyFlag } from '../../live/http-util.ts';
 import { autoscalerFromConfig } from '../../live/autoscaler/from-config.ts';
 import { ROUTER_NAMES } from '../../policy/routing/registry.ts';
 import { issueError } from '../../util/config-file.ts';
@@ -47,6 +48,8 @@ export function registerServe(program: Command): void {
     .option('--model <name>', 'model the --backend URLs serve (default: asked from each backend)')
     .option('--chat-output-tokens <n>', "routing estimate of a chat's output when it sets no max_tokens (default: the config's chatDefaultOutputTokens, else 256)")
     .action(async (o: ServeFlags) => {
+      // An empty --host would listen on every interface (Node's reading of ''): refused before anything starts.
+      const host = o.host === undefined ? undefined : nonEmptyFlag('--host', o.host, 'listen address');
       let raw: Record<string, unknown>;
       let cfg: GatewayConfig;
       if (o.config) {
@@ -64,7 +67,7 @@ export function registerServe(program: Command): void {
         }
         raw = { pools: [...byModel].map(([model, backends]) => ({ model, backends })) };
       }
-      if (o.host !== undefined) raw.host = o.host;
+      if (host !== undefined) raw.host = host;
       if (o.port !== undefined) {
         const port = parseIntFlag('--port', o.port);
         if (port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got ${port}`);

@@ -7,6 +7,7 @@ import { scenarioSchema, type EngineSpec } from '../../scenario/schema.ts';
 import { resolvePools } from '../../sim/simulator.ts';
 import type { PoolRuntime } from '../../sim/fleet.ts';
 import type { LiveClock } from '../clock.ts';
+import { MAX_TIMER_MS } from '../timers.ts';
 import { TextHistogram, renderScalar } from '../prom-text.ts';
 
 /** What one modelled GPU server runs: the same pieces a simulator pool is built from. */
@@ -184,6 +185,9 @@ export class EmulatedBackend {
     this.pendingAtS = atS;
     const d = this.clock.delayMs(atS);
     if (d <= 1) this.immediate = setImmediate(this.fire);
+    // At a tiny time scale a boundary can be more than a Node timer holds (24.8 days) away: wait in pieces
+    // rather than let the timer overflow and fire after 1 ms (src/live/timers.ts).
+    else if (d - 1 > MAX_TIMER_MS) this.timer = setTimeout(() => this.schedule(atS), MAX_TIMER_MS);
     else this.timer = setTimeout(this.fire, d - 1);
   }
 

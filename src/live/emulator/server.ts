@@ -1,10 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { scaledClock, type LiveClock } from '../clock.ts';
 import { BodyTooLarge, listen, nonJsonContentType, parseJsonObject, readBody, sendError, sendJson, SERVER_ROUTES } from '../http-util.ts';
 import { syntheticToken } from '../tokens.ts';
 import { completionFields } from '../openai-request.ts';
+import { timerMs } from '../timers.ts';
 import { EmulatedBackend, type BackendSpec } from './backend.ts';
 
 export interface EmulatorOptions extends BackendSpec {
@@ -49,6 +51,12 @@ export const CHAT_OUTPUT_TOKENS = 256;
 
 /** Starts a vLLM-like OpenAI server for one model on one modelled GPU (see docs/LIVE.md for the API). */
 export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
+  // Checked before anything starts (the CLI checks its flags first, naming them): an empty name or host, or a
+  // wait past Node's timer limit, would otherwise be served or armed silently wrong.
+  if (opts.servedName !== undefined && opts.servedName.trim() === '') throw new UserError(`servedName: expected a non-empty model name, got '${opts.servedName}'`);
+  if (opts.host !== undefined && opts.host.trim() === '') throw new UserError(`host: expected a non-empty listen address, got '${opts.host}'`);
+  const startupDelayMs = timerMs(opts.startupDelayS ?? 0, 'startupDelayS');
+  const crashAfterMs = opts.crashAfterS === undefined ? undefined : timerMs(opts.crashAfterS, 'crashAfterS');
   const clock: LiveClock = scaledClock(opts.timeScale ?? 1);
   const backend = new EmulatedBackend(opts, clock);
   const servedName = opts.servedName ?? opts.model;
@@ -186,8 +194,8 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
     for (const s of sockets) s.destroy();
     opts.onCrash?.();
   };
-  if (!ready) timers.push(setTimeout(() => (ready = true), opts.startupDelayS! * 1000));
-  if (opts.crashAfterS !== undefined) timers.push(setTimeout(crash, Math.max(0, opts.crashAfterS * 1000 - (performance.now() - t0))));
+  if (!ready) timers.push(setTimeout(() => (ready = true), startupDelayMs));
+  if (crashAfterMs !== undefined) timers.push(setTimeout(crash, Math.max(0, crashAfterMs - (performance.now() - t0))));
 
   return {
     url: `http://${opts.host ?? '127.0.0.1'}:${port}`,

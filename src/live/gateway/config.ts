@@ -5,8 +5,12 @@ import { formatPath, issueError, readConfigFile, validateConfig } from '../../ut
 import { ConfigError } from '../../util/errors.ts';
 import { preserveScalerOptions, windowIntervalProblem } from '../../policy/scaling/preserve.ts';
 import { CHAT_DEFAULT_OUTPUT_TOKENS } from './parse-request.ts';
+import { timerSeconds } from '../timers.ts';
 
+/** A duration compared with the clock (no timer waits on it). */
 const seconds = z.number().positive().finite();
+/** A duration the gateway waits on with a Node timer: at most 2,147,483 s (src/live/timers.ts). */
+const waitSeconds = timerSeconds;
 const count = z.number().int().min(1);
 
 /** A backend's base URL, `http(s)://host:port` with no path, query or credentials; undefined when it is not one. */
@@ -29,7 +33,7 @@ const backendUrl = z.string().refine((v) => backendBaseUrl(v) !== undefined, { m
  */
 export const gatewayConfigSchema = z
   .object({
-    host: z.string().default('127.0.0.1'),
+    host: z.string().refine((v) => v.trim() !== '', { message: 'a non-empty listen address (an empty one would listen on every interface)' }).default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(8080),
     seed: z.number().int().default(1),
     routing: z
@@ -67,11 +71,11 @@ export const gatewayConfigSchema = z
           }
         }
       }),
-    scrapeIntervalS: seconds.default(1),
+    scrapeIntervalS: waitSeconds.default(1),
     health: z
       .object({
-        intervalS: seconds.default(1),
-        timeoutS: seconds.default(1),
+        intervalS: waitSeconds.default(1),
+        timeoutS: waitSeconds.default(1),
         unhealthyAfter: count.default(2),
         healthyAfter: count.default(1),
         /**
@@ -91,19 +95,19 @@ export const gatewayConfigSchema = z
     timeouts: z
       .object({
         /** Whole request, queueing included. */
-        requestS: seconds.default(600),
+        requestS: waitSeconds.default(600),
         /**
          * Streams only: from sending to the first response body byte (the first token; vLLM sends the headers at
          * once). A non-streaming answer comes whole when it is done, so `requestS` alone bounds it.
          */
-        firstByteS: seconds.default(120),
+        firstByteS: waitSeconds.default(120),
         /** Longest silence between two body chunks once the body has begun (catches stalled streams); not counted while the client is not reading. */
-        idleS: seconds.default(30),
+        idleS: waitSeconds.default(30),
       })
       .strict()
       .default({ requestS: 600, firstByteS: 120, idleS: 30 }),
     admission: z
-      .object({ maxQueue: z.number().int().min(0).default(1000), queueTimeoutS: seconds.default(30), retryAfterS: count.default(1) })
+      .object({ maxQueue: z.number().int().min(0).default(1000), queueTimeoutS: waitSeconds.default(30), retryAfterS: count.default(1) })
       .strict()
       .default({ maxQueue: 1000, queueTimeoutS: 30, retryAfterS: 1 }),
     /** Tier from the `x-llmfleet-tier` header; a lower priority number is served first from the queue. */
@@ -112,7 +116,7 @@ export const gatewayConfigSchema = z
       .strict()
       .default({ default: 'standard', priorities: { premium: 0, standard: 1, batch: 2 } })
       .refine((t) => Object.hasOwn(t.priorities, t.default), { message: 'tiers.default must be one of tiers.priorities' }),
-    drainTimeoutS: seconds.default(30),
+    drainTimeoutS: waitSeconds.default(30),
     /**
      * Output tokens the gateway predicts for a chat request that gives no max_tokens / max_completion_tokens (what
      * routers and scalers see as its predicted output). A routing estimate, not a limit: the request is forwarded
@@ -126,7 +130,7 @@ export const gatewayConfigSchema = z
       .object({
         policy: z.enum(SCALER_NAMES),
         options: z.record(z.string(), z.unknown()).default({}),
-        intervalS: seconds.default(15),
+        intervalS: waitSeconds.default(15),
         limits: z
           .object({ upCooldownS: z.number().min(0).default(60), downCooldownS: z.number().min(0).default(300), maxStep: count.default(1) })
           .strict()
@@ -147,7 +151,7 @@ export const gatewayConfigSchema = z
                 kind: z.literal('process'),
                 /** argv template with {model} {hardware} {tp} {port} {host}; default: `llmfleet emulate`. */
                 command: z.array(z.string().min(1)).min(1).optional(),
-                healthTimeoutS: seconds.default(120),
+                healthTimeoutS: waitSeconds.default(120),
               })
               .strict(),
             z.object({ kind: z.literal('kubernetes'), namespace: z.string().min(1), deployments: z.record(z.string(), z.string().min(1)) }).strict(),
