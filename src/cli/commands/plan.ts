@@ -8,11 +8,11 @@ import { buildCoefficients, configsOf } from '../../optimize/joint-allocation/co
 import { generateProblem } from '../../optimize/joint-allocation/generate.ts';
 import { buildMilp, checkMilpSize, MilpTooLargeError, type Encoding } from '../../optimize/joint-allocation/milp.ts';
 import { SOLVERS, solveCoefficients, type Plan, type SolverName } from '../../optimize/joint-allocation/plan.ts';
-import { loadProblem, MAX_DIM, MAX_TRIPLES, type Problem } from '../../optimize/joint-allocation/problem.ts';
+import { LIMITS, loadProblem, MAX_DIM, MAX_TRIPLES, type Problem } from '../../optimize/joint-allocation/problem.ts';
 import { describeHeadroom, parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
-import { ablationStudy, budgetSweep, capSweep, optimalityStudy, robustnessStudy, runtimeStudy, SENSITIVITY_GRIDS, sensitivityStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
+import { ablationStudy, budgetSweep, capSweep, MAX_GRW_SIGMA, MAX_GRW_TRIALS, MAX_STAGE2_SCENARIOS, MAX_STRESS, MAX_STUDY_SEEDS, MIN_STRESS, optimalityStudy, robustnessStudy, runtimeStudy, SENSITIVITY_GRIDS, sensitivityStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
 import { toLpString } from '../../optimize/highs.ts';
-import { runSimCheck, SIM_CHECK_DEFAULT_S, SIM_CHECK_FILES, type SimCheck } from '../../optimize/joint-allocation/sim-check.ts';
+import { checkSimCheckSpan, MAX_SIM_CHECK_REQUESTS, MAX_SIM_CHECK_S, runSimCheck, SIM_CHECK_DEFAULT_S, SIM_CHECK_FILES, type SimCheck } from '../../optimize/joint-allocation/sim-check.ts';
 
 interface PlanFlags {
   problem?: string;
@@ -59,20 +59,53 @@ function rejectGiven(cmd: Command, flags: Record<string, string>, why: string, w
   }
 }
 
-/** "1,1.2,1.5" → numbers ≥ min; UserError naming the flag. */
-function numList(flag: string, v: string, min: number): number[] {
-  const parts = v.split(',').map((s) => s.trim());
-  if (parts.some((s) => s === '')) throw new UserError(`--${flag}: expected comma-separated numbers ≥ ${min}, got ${JSON.stringify(v)}`);
-  return parts.map((s) => num(flag, s, { min }));
+/** The most values a list flag (--sigmas, --stresses, --budgets, --caps) or --sizes takes: each is a study stage of its own. */
+const MAX_LIST = 100;
+
+interface NumOpts {
+  int?: boolean;
+  min?: number;
+  max?: number;
+  /** What the number is, in the message's parentheses (e.g. the reason for the maximum). */
+  why?: string;
 }
 
-function num(flag: string, v: string, opts: { int?: boolean; min?: number } = {}): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || (opts.int && !Number.isInteger(n)) || (opts.min !== undefined && n < opts.min)) {
-    throw new UserError(`--${flag}: expected ${opts.int ? 'an integer' : 'a number'}${opts.min !== undefined ? ` ≥ ${opts.min}` : ''}, got ${JSON.stringify(v)}`);
+/** Decimal notation only: Number() alone reads "" and " " as 0 (`--seed ""` ran seed 0) and "0x10" as 16. */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i;
+
+/** A bound as the message writes it: 1e12 rather than 1000000000000. */
+function bound(n: number): string {
+  const e = Math.log10(Math.abs(n));
+  return Math.abs(n) >= 1e6 && Number.isInteger(e) ? `${n < 0 ? '-' : ''}1e${e}` : String(n);
+}
+
+function num(flag: string, v: string, opts: NumOpts = {}): number {
+  const t = v.trim();
+  const n = DECIMAL.test(t) ? Number(t) : NaN;
+  const { int, min, max } = opts;
+  if (!Number.isFinite(n) || (int && !Number.isInteger(n)) || (min !== undefined && n < min) || (max !== undefined && n > max)) {
+    const range = [min !== undefined ? `≥ ${bound(min)}` : '', max !== undefined ? `≤ ${bound(max)}` : ''].filter((x) => x).join(' and ');
+    throw new UserError(`--${flag}: expected ${int ? 'an integer' : 'a number'}${range ? ` ${range}` : ''}${opts.why ? ` (${opts.why})` : ''}, got ${JSON.stringify(v)}`);
   }
   return n;
 }
+
+/** "1,1.2,1.5" → at most MAX_LIST numbers in the range of `opts`; UserError naming the flag. */
+function numList(flag: string, v: string, opts: NumOpts): number[] {
+  const parts = v.split(',').map((s) => s.trim());
+  if (parts.some((s) => s === '')) throw new UserError(`--${flag}: expected comma-separated numbers ≥ ${bound(opts.min ?? -Infinity)}${opts.max !== undefined ? ` and ≤ ${bound(opts.max)}` : ''}, got ${JSON.stringify(v)}`);
+  if (parts.length > MAX_LIST) throw new UserError(`--${flag}: expected at most ${MAX_LIST} values, got ${parts.length}`);
+  return parts.map((s) => num(flag, s, opts));
+}
+
+/** A path flag's value; an empty one is refused (it would be skipped as absent, or resolve to the current folder). */
+function pathFlag(flag: string, v: string | undefined, what: string): string | undefined {
+  if (v !== undefined && v.trim() === '') throw new UserError(`${flag}: expected ${what}, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** --seed: an integer seed, as a scenario's (|seed| ≤ 2^53 − 1, beyond which integers are no longer exact). */
+const parseSeed = (v: string) => num('seed', v, { int: true, min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER });
 
 function parseSize(flag: string, v: string): [number, number, number] {
   const parts = v.split(',').map((s) => s.trim());
@@ -148,14 +181,39 @@ function checkStudyFlags(which: string | undefined, cmd: Command): void {
   if (which === 'sensitivity') rejectGiven(cmd, { timeLimit: '--time-limit' }, 'only where a MILP is solved', 'plan study sensitivity (AGH only)');
 }
 
-async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> {
-  const progress = (m: string) => process.stderr.write(m + '\n');
+/** A study's flags, parsed and checked before any output folder is made or any work starts. */
+interface StudyArgs {
+  tl: number | undefined;
+  seed: number;
+  sizes: [number, number, number][] | undefined;
+  headroom: ReturnType<typeof parseHeadroom> | undefined;
+  seeds: number | undefined;
+  scenarios: number | undefined;
+  trials: number | undefined;
+  budgets: number[] | undefined;
+  caps: number[] | undefined;
+  stresses: number[] | undefined;
+  sigmas: number[] | undefined;
+}
+
+function parseStudyFlags(which: string | undefined, f: PlanFlags): StudyArgs {
+  pathFlag('--out', f.out, 'a folder to write study-<name>.json into');
   const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1 }) : undefined;
-  const seed = num('seed', f.seed, { int: true });
-  const sizes = f.sizes ? f.sizes.split(';').map((s) => parseSize('sizes', s)) : undefined;
+  const seed = parseSeed(f.seed);
+  if (f.sizes !== undefined && f.sizes.split(';').length > MAX_LIST) throw new UserError(`--sizes: expected at most ${MAX_LIST} sizes, got ${f.sizes.split(';').length}`);
+  const sizes = f.sizes !== undefined ? f.sizes.split(';').map((s) => parseSize('sizes', s)) : undefined;
   const headroom = f.headroom !== undefined ? parseHeadroom('headroom', f.headroom) : undefined;
   if (headroom && which !== 'robustness') throw new UserError('--headroom: only for plan (one plan) and plan study robustness (the AGH-H / GH-H / DM-H rows)');
   if (which !== 'robustness') onlyForRobustness(f, `plan study ${which ?? ''}`.trim());
+  const seeds = f.seeds !== undefined ? num('seeds', f.seeds, { int: true, min: 1, max: MAX_STUDY_SEEDS, why: 'seeds per size, each a MILP solve' }) : undefined;
+  const scenarios = f.scenarios !== undefined ? num('scenarios', f.scenarios, { int: true, min: 1, max: MAX_STAGE2_SCENARIOS, why: 'Stage-2 scenarios per stress; the paper draws 500' }) : undefined;
+  const trials = f.trials !== undefined ? num('trials', f.trials, { int: true, min: 1, max: MAX_GRW_TRIALS, why: 'GRW trials per σ; the paper runs 30' }) : undefined;
+  const budgets = f.budgets !== undefined ? numList('budgets', f.budgets, { min: 0, max: LIMITS.budgetUsd, why: 'δ in $, at most the problem files\' budgetUsd limit' }) : undefined;
+  const caps = f.caps !== undefined ? numList('caps', f.caps, { min: 0 }) : undefined;
+  if (caps?.some((v) => v > 1)) throw new UserError(`--caps: each cap is a share of a type's demand in [0, 1] (1 = soft), got ${JSON.stringify(f.caps)}`);
+  const stresses = f.stresses !== undefined ? numList('stresses', f.stresses, { min: MIN_STRESS, max: MAX_STRESS, why: 'delay/error multipliers' }) : undefined;
+  const sigmas = f.sigmas !== undefined ? numList('sigmas', f.sigmas, { min: 0, max: MAX_GRW_SIGMA, why: 'GRW volatilities σ per 5-min window; the paper\'s are 0.01–0.05' }) : undefined;
+  pathFlag('--trace', f.trace, 'a trace file or "none"');
   // The studies' MILPs (compact; the runtime study also the paper encoding) at each --sizes, before any work.
   if (sizes && (which === 'runtime' || which === 'optimality' || which === 'robustness')) {
     const p = generateProblem(1, 1, 1, seed);
@@ -165,6 +223,12 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
       }
     }
   }
+  return { tl, seed, sizes, headroom, seeds, scenarios, trials, budgets, caps, stresses, sigmas };
+}
+
+async function runStudy(which: string | undefined, f: PlanFlags, a: StudyArgs): Promise<void> {
+  const progress = (m: string) => process.stderr.write(m + '\n');
+  const { tl, seed, sizes, headroom, seeds, scenarios, trials, budgets, caps, stresses, sigmas } = a;
   let result: unknown;
   switch (which) {
     case 'runtime': {
@@ -177,7 +241,7 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
       break;
     }
     case 'optimality': {
-      const r = await optimalityStudy({ progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { sizes } : {}), ...(f.seeds ? { seeds: num('seeds', f.seeds, { int: true, min: 1 }) } : {}) });
+      const r = await optimalityStudy({ progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { sizes } : {}), ...(seeds !== undefined ? { seeds } : {}) });
       process.stdout.write('Gap to the proven MILP optimum over the seeds where the MILP finished (optimal).\n| (I,J,K) | MILP optimal | method | min / median / mean / p90 / max | within 1 % |\n|---|---|---|---|---|\n');
       for (const s of r.bySize) {
         const pc = (v: number) => (v * 100).toFixed(2) + ' %';
@@ -186,7 +250,7 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
         }
       }
       for (const s of r.bySize) process.stdout.write(`AGH time (${s.size.join(',')}): mean ${s.aghMeanS.toFixed(3)} s, max ${s.aghMaxS.toFixed(3)} s\n`);
-      const abSeeds = f.seeds ? num('seeds', f.seeds, { int: true, min: 1 }) : 20;
+      const abSeeds = seeds ?? 20;
       const ab = ablationStudy({ seeds: abSeeds });
       const abExact = ablationStudy({ seeds: abSeeds, exact: true });
       for (const [title, rows] of [['AGH', ab], ['AGH exact (Algorithm 2 as listed)', abExact]] as const) {
@@ -197,20 +261,15 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
       break;
     }
     case 'robustness': {
-      const budgets = f.budgets !== undefined ? numList('budgets', f.budgets, 0) : undefined;
-      const caps = f.caps !== undefined ? numList('caps', f.caps, 0) : undefined;
-      if (caps?.some((v) => v > 1)) throw new UserError(`--caps: each cap is a share of a type's demand in [0, 1] (1 = soft), got ${JSON.stringify(f.caps)}`);
-      const stresses = f.stresses !== undefined ? numList('stresses', f.stresses, 0.01) : undefined;
-      const scenarios = f.scenarios !== undefined ? num('scenarios', f.scenarios, { int: true, min: 1 }) : undefined;
       const r = await robustnessStudy({
         seed, progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
         ...(scenarios !== undefined ? { scenarios } : {}),
-        ...(f.trials ? { trials: num('trials', f.trials, { int: true, min: 1 }) } : {}),
+        ...(trials !== undefined ? { trials } : {}),
         ...(headroom ? { headroom } : {}),
         ...(f.trace !== undefined ? { tracePath: f.trace === 'none' ? null : resolve(f.trace) } : {}),
         ...(f.day !== undefined ? { traceDay: f.day } : {}),
         ...(stresses ? { stresses } : {}),
-        ...(f.sigmas !== undefined ? { sigmas: numList('sigmas', f.sigmas, 0) } : {}),
+        ...(sigmas ? { sigmas } : {}),
       });
       const o = process.stdout;
       o.write(`headroom of AGH-H / GH-H / DM-H: ${describeHeadroom(r.headroom)}\n`);
@@ -271,7 +330,7 @@ async function runStudy(which: string | undefined, f: PlanFlags): Promise<void> 
     default:
       throw new UserError(`plan study: expected one of runtime, optimality, robustness, sensitivity, got ${JSON.stringify(which ?? '')}`);
   }
-  if (f.out) writeOut(f.out, `study-${which}.json`, result);
+  if (f.out !== undefined) writeOut(f.out, `study-${which}.json`, result);
 }
 
 export function registerPlan(program: Command): void {
@@ -289,61 +348,76 @@ export function registerPlan(program: Command): void {
     .option('--encoding <enc>', 'MILP encoding: paper (McCormick, default) or compact (exact, smaller)', 'paper')
     .option('--out <dir>', 'write plan.json, problem.json and fleet.yaml (+ catalog.yaml for quantised tiers) here (studies: study-<name>.json)')
     .option('--write-lp <file>', 'write the MILP in CPLEX LP format')
-    .option('--seeds <n>', 'optimality study: seeds per size, and of its ablation (default 20)')
-    .option('--scenarios <n>', 'robustness study: Stage-2 scenarios (default 500)')
-    .option('--trials <n>', 'robustness study: GRW trials per σ (default 3)')
-    .option('--sizes <list>', 'studies: sizes as "I,J,K;I,J,K" (robustness, sensitivity: the first only; default (6,6,10); optimality (4,4,5);(6,6,10); runtime six sizes up to (20,20,20))')
+    .option('--seeds <n>', `optimality study: seeds per size, and of its ablation (default 20, at most ${MAX_STUDY_SEEDS})`)
+    .option('--scenarios <n>', `robustness study: Stage-2 scenarios per stress (default 500, at most ${MAX_STAGE2_SCENARIOS.toLocaleString('en-US')})`)
+    .option('--trials <n>', `robustness study: GRW trials per σ (default 3, at most ${MAX_GRW_TRIALS})`)
+    .option('--sizes <list>', `studies: sizes as "I,J,K;I,J,K", at most ${MAX_LIST} (robustness, sensitivity: the first only; default (6,6,10); optimality (4,4,5);(6,6,10); runtime six sizes up to (20,20,20))`)
     .option('--suite', 'robustness study: also run the Table II scenarios S1–S5 (δ, φ_v)')
     .option('--caps <list>', 'robustness study: also run the unmet-cap sweep (Fig. 4) over these ζ, e.g. 0.01,0.02,0.05,1 (1 = soft); AGH, GH, DM at the --stresses')
-    .option('--budgets <list>', 'robustness study: also run a budget sweep (Fig. 2) over these δ, $ at the (6,6,10) scale, e.g. 50,72,100,150')
-    .option('--stresses <list>', 'robustness study: delay/error stress multipliers of the Stage-2 scenarios (default 1,1.5; Fig. 5: 1,1.2,1.5)')
-    .option('--sigmas <list>', 'robustness study: GRW volatilities σ (default 0.01,0.03,0.05)')
+    .option('--budgets <list>', 'robustness study: also run a budget sweep (Fig. 2) over these δ, $ at the (6,6,10) scale, each in [0, 1e12], e.g. 50,72,100,150')
+    .option('--stresses <list>', `robustness study: delay/error stress multipliers of the Stage-2 scenarios, each in [${MIN_STRESS}, ${MAX_STRESS}] (default 1,1.5; Fig. 5: 1,1.2,1.5)`)
+    .option('--sigmas <list>', `robustness study: GRW volatilities σ, each in [0, ${MAX_GRW_SIGMA}] (default 0.01,0.03,0.05)`)
     .option('--trace <file>', 'robustness study: trace for the diurnal replay (default the bundled Azure 2023 code sample; "none" skips it)')
     .option('--day <YYYY-MM-DD|busiest>', 'robustness study: the UTC day of the trace to replay (default: the busiest day of a multi-day trace, else the whole span)')
     .option('--headroom <d,s>', 'plan against demand × (1+d) and delay/error × (1+s), then report on the nominal coefficients (default off; robustness study: headroom of the AGH-H / GH-H / DM-H rows, default 0.2,0.25)')
-    .option('--sim-check [seconds]', `simulate the plan (its fleet and the problem's query types, default ${SIM_CHECK_DEFAULT_S} s of arrivals) and compare each type's simulated E2E with the plan's delay per served query and Δ_i; writes sim-check/ under --out (else out/plan-sim-check)`)
+    .option('--sim-check [seconds]', `simulate the plan (its fleet and the problem's query types, default ${SIM_CHECK_DEFAULT_S} s of arrivals; at most ${MAX_SIM_CHECK_S} s (one week) and ${MAX_SIM_CHECK_REQUESTS.toLocaleString('en-US')} requests at the problem's full demand) and compare each type's simulated E2E with the plan's delay per served query and Δ_i; writes sim-check/ under --out (else out/plan-sim-check)`)
     .addHelpText('after', '\nExit status: 0 whenever the solve ran, whatever the plan\'s status (infeasible and time-limit included: read\n' +
       '"status" in the first line or plan.json); 2 for bad input (a flag, a problem file, an instance too large).')
     .action(async (mode: string | undefined, which: string | undefined, f: PlanFlags, cmd: Command) => {
       if (mode !== undefined && mode !== 'study') throw new UserError(`plan: unexpected argument ${JSON.stringify(mode)} (did you mean "plan study ${mode}"?)`);
-      if (mode === 'study') checkStudyFlags(which, cmd);
-      else {
-        onlyForRobustness(f, 'plan (one plan)');
-        rejectGiven(cmd, STUDY_FLAGS, 'only for plan study', 'plan (one plan)');
+      if (mode === 'study') {
+        checkStudyFlags(which, cmd);
+        const args = parseStudyFlags(which, f);
+        if (f.out !== undefined) prepareOutDir('--out', f.out);
+        return runStudy(which, f, args);
       }
-      if (f.out) prepareOutDir('--out', f.out);
-      if (f.writeLp) prepareOutDir('--write-lp (its folder)', dirname(resolve(f.writeLp)));
-      if (f.simCheck !== undefined && !f.out && mode !== 'study') prepareOutDir('--sim-check (its folder)', join('out', 'plan-sim-check'));
-      if (mode === 'study') return runStudy(which, f);
+      onlyForRobustness(f, 'plan (one plan)');
+      rejectGiven(cmd, STUDY_FLAGS, 'only for plan study', 'plan (one plan)');
+      // Every flag before any folder is made or any work starts.
       if (!SOLVERS.includes(f.solver as SolverName)) throw new UserError(`--solver: expected one of ${SOLVERS.join(', ')}, got ${JSON.stringify(f.solver)}`);
       if (f.encoding !== 'paper' && f.encoding !== 'compact') throw new UserError(`--encoding: expected paper or compact, got ${JSON.stringify(f.encoding)}`);
-      if (!!f.problem === !!f.generate) throw new UserError('plan: give exactly one of --problem FILE or --generate I,J,K');
-      const seed = num('seed', f.seed, { int: true });
+      pathFlag('--problem', f.problem, 'a problem file (YAML or JSON)');
+      if ((f.problem === undefined) === (f.generate === undefined)) throw new UserError('plan: give exactly one of --problem FILE or --generate I,J,K');
+      pathFlag('--out', f.out, 'a folder to write plan.json, problem.json and fleet.yaml into');
+      pathFlag('--write-lp', f.writeLp, 'a file to write the MILP into (CPLEX LP format)');
+      const seed = parseSeed(f.seed);
       const headroom = f.headroom !== undefined ? parseHeadroom('headroom', f.headroom) : undefined;
-      const simCheckS = f.simCheck === undefined ? undefined : f.simCheck === true ? SIM_CHECK_DEFAULT_S : num('sim-check', f.simCheck, { min: 1 });
-      let problem: Problem;
-      if (f.problem) problem = loadProblem(resolve(f.problem));
-      else {
-        const [I, J, K] = parseSize('generate', f.generate!);
-        problem = generateProblem(I, J, K, seed);
+      const simCheckS = f.simCheck === undefined ? undefined : f.simCheck === true ? SIM_CHECK_DEFAULT_S
+        : num('sim-check', f.simCheck, { min: 1, max: MAX_SIM_CHECK_S, why: `seconds of arrivals: at most one week, and ${MAX_SIM_CHECK_REQUESTS.toLocaleString('en-US')} requests` });
+      const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1 }) : undefined;
+      const btl = num('bound-time-limit', f.boundTimeLimit ?? '10', { min: 0 });
+      const generate = f.generate !== undefined ? parseSize('generate', f.generate) : undefined;
+      const problem: Problem = generate ? generateProblem(...generate, seed) : loadProblem(resolve(f.problem!));
+      // The check's request count (at the problem's full demand) before the solve, not after it.
+      if (simCheckS !== undefined) checkSimCheckSpan(problem, simCheckS);
+      if (f.out !== undefined) prepareOutDir('--out', f.out);
+      if (f.writeLp !== undefined) {
+        prepareOutDir('--write-lp (its folder)', dirname(resolve(f.writeLp)));
+        if (statSync(resolve(f.writeLp), { throwIfNoEntry: false })?.isDirectory()) throw new UserError(`--write-lp ${f.writeLp}: expected a file to write, got a folder`);
       }
+      if (simCheckS !== undefined && f.out === undefined) prepareOutDir('--sim-check (its folder)', join('out', 'plan-sim-check'));
       const c = buildCoefficients(problem);
       const encoding = f.encoding as Encoding;
       // The exact model's size before any work: milp builds it in --encoding, lpr and hf in the compact one.
       if (f.solver === 'milp' || f.solver === 'lpr' || f.solver === 'hf') {
         checkExactSize(`--solver ${f.solver}`, c, f.solver === 'milp' ? encoding : 'compact', 'use --solver agh or gh (heuristics)');
       }
-      if (f.writeLp) checkExactSize('--write-lp', c, encoding, 'leave out --write-lp');
-      // With --headroom the LP file is the inflated model the MILP solves.
-      if (f.writeLp) writeFileSync(f.writeLp, toLpString(buildMilp(headroom ? withHeadroom(c, headroom) : c, { encoding }).model));
-      const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1 }) : undefined;
-      const btl = num('bound-time-limit', f.boundTimeLimit ?? '10', { min: 0 });
+      if (f.writeLp !== undefined) {
+        checkExactSize('--write-lp', c, encoding, 'leave out --write-lp');
+        // With --headroom the LP file is the inflated model the MILP solves.
+        const lp = toLpString(buildMilp(headroom ? withHeadroom(c, headroom) : c, { encoding }).model);
+        try {
+          writeFileSync(f.writeLp, lp);
+        } catch (e) {
+          throw new UserError(`--write-lp ${f.writeLp}: cannot write there: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        }
+      }
       const plan = await solveCoefficients(c, {
         solver: f.solver as SolverName, seed, encoding, boundTimeLimitS: btl, ...(tl !== undefined ? { timeLimitS: tl } : {}),
         ...(headroom ? { headroom } : {}),
       });
       printPlan(plan);
-      if (f.out) {
+      if (f.out !== undefined) {
         removeConditionalOutputs(f.out);
         writeOut(f.out, 'plan.json', plan);
         // The plan as a simulator fleet, to check its SLO claims by simulation; quantised tiers' weight-only model
@@ -356,10 +430,10 @@ export function registerPlan(program: Command): void {
         writeOut(f.out, 'problem.json', problem);
       }
       if (simCheckS !== undefined) {
-        const dir = join(f.out ?? 'out', f.out ? 'sim-check' : 'plan-sim-check');
+        const dir = join(f.out ?? 'out', f.out !== undefined ? 'sim-check' : 'plan-sim-check');
         const check = runSimCheck(problem, plan, dir, { durationS: simCheckS, seed });
         printSimCheck(check, dir);
-        if (f.out) writeOut(f.out, 'sim-check.json', check);
+        if (f.out !== undefined) writeOut(f.out, 'sim-check.json', check);
       }
     });
 }

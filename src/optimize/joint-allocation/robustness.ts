@@ -8,7 +8,7 @@ import { budgetForTypes, generateProblem } from './generate.ts';
 import { greedy } from './gh.ts';
 import { checkHeadroom, STUDY_HEADROOM, withHeadroom, type Headroom } from './headroom.ts';
 import { solveMilp } from './milp.ts';
-import type { Problem } from './problem.ts';
+import { LIMITS, type Problem } from './problem.ts';
 import { routeFixed } from './route.ts';
 import type { Progress } from './studies.ts';
 import { BUNDLED_REPLAY_TRACE, traceWindows, type TraceWindows } from './trace-windows.ts';
@@ -19,6 +19,39 @@ import { BUNDLED_REPLAY_TRACE, traceWindows, type TraceWindows } from './trace-w
  */
 
 const quiet: Progress = () => {};
+
+/**
+ * Study input bounds (the CLI's `plan study robustness` flags name them in their errors and --help):
+ * - Stage-2 scenarios per stress (`--scenarios`): the paper draws 500; 20× that at most, since every scenario is a
+ *   routing LP per method (an unbounded count ran for ever).
+ * - GRW trials per σ (`--trials`): the paper runs 30; each trial is 288 windows × a routing LP per method.
+ * - GRW volatility σ (`--sigmas`): the paper's grid is 0.01–0.05. After 288 windows the log-demand's std is σ·√288
+ *   (3.4 at σ = 0.2, a ×30 spread); at σ = 5 a window's demand reached 1e16 per hour and HiGHS refused the model,
+ *   at 1e308 the walk made NaN costs. `GRW_MAX_ARRIVALS_PER_HOUR` still guards each walk.
+ * - Stress (`--stresses`, `capSweep`'s too): a multiplier of every delay and error coefficient (the paper's ×1.2, ×1.5);
+ *   at 1e308 the coefficients were infinite and HiGHS refused the model.
+ */
+export const MAX_STAGE2_SCENARIOS = 10_000;
+export const MAX_GRW_TRIALS = 100;
+export const MAX_GRW_SIGMA = 0.2;
+export const MIN_STRESS = 0.01;
+export const MAX_STRESS = 100;
+/** A GRW walk may take a type's demand up to the problem files' λ limit, no further (`LIMITS.arrivalsPerHour`). */
+export const GRW_MAX_ARRIVALS_PER_HOUR = LIMITS.arrivalsPerHour;
+
+/** Checks study options against the bounds above; the UserError names the CLI flag. */
+export function checkRobustnessOptions(o: { scenarios?: number | undefined; trials?: number | undefined; sigmas?: readonly number[] | undefined; stresses?: readonly number[] | undefined }): void {
+  const count = (flag: string, v: number | undefined, max: number) => {
+    if (v !== undefined && !(Number.isInteger(v) && v >= 1 && v <= max)) throw new UserError(`${flag}: expected an integer ≥ 1 and ≤ ${max}, got ${v}`);
+  };
+  const list = (flag: string, vs: readonly number[] | undefined, min: number, max: number) => {
+    for (const v of vs ?? []) if (!(v >= min && v <= max)) throw new UserError(`${flag}: expected numbers ≥ ${min} and ≤ ${max}, got ${v}`);
+  };
+  count('--scenarios', o.scenarios, MAX_STAGE2_SCENARIOS);
+  count('--trials', o.trials, MAX_GRW_TRIALS);
+  list('--sigmas', o.sigmas, 0, MAX_GRW_SIGMA);
+  list('--stresses', o.stresses, MIN_STRESS, MAX_STRESS);
+}
 
 
 /**
@@ -80,6 +113,18 @@ export function perturbation(c: Coefficients, rng: Rng, stress = 1, demand = tru
   return { delayScale, errorScale, lambda };
 }
 
+/**
+ * `S` Stage-2 scenarios of the stream `makeRng()` returns, drawn one at a time: each call of the result replays the
+ * same draws (`Rng.fork` depends only on the seed and the name), so every method is scored on equal scenarios without
+ * holding all S × I·J·K overrides at once (which grew with --scenarios and the size until memory ran out).
+ */
+function scenarioDraws(c: Coefficients, makeRng: () => Rng, S: number, stress: number): () => Iterable<CoefOverrides> {
+  return function* () {
+    const rng = makeRng();
+    for (let s = 0; s < S; s++) yield perturbation(c, rng, stress);
+  };
+}
+
 /** Stage 2 for a fixed plan: routing LP on the scenario; returns cost and per-type unserved. */
 async function stage2(p: Problem, ov: CoefOverrides, a: Allocation): Promise<{ cost: number; u: Float64Array }> {
   const c = buildCoefficients(p, ov);
@@ -97,10 +142,11 @@ function stage1Cost(c: Coefficients, a: Allocation): number {
  * A fixed plan over Stage-2 scenarios: Stage-1 cost, mean Stage-2 objective, and the share of (scenario, type)
  * pairs with more than `threshold` of the type unserved (the paper's violation: 1 %).
  */
-async function scoreScenarios(p: Problem, c: Coefficients, a: Allocation, ovs: readonly CoefOverrides[], threshold = 0.01): Promise<Omit<RobustRow, 'method'>> {
-  const I = c.I, S = ovs.length;
-  let cost = 0, viol = 0, served = 0;
-  for (const ov of ovs) {
+async function scoreScenarios(p: Problem, c: Coefficients, a: Allocation, draws: () => Iterable<CoefOverrides>, threshold = 0.01): Promise<Omit<RobustRow, 'method'>> {
+  const I = c.I;
+  let cost = 0, viol = 0, served = 0, S = 0;
+  for (const ov of draws()) {
+    S++;
     const r = await stage2(p, ov, a);
     cost += r.cost;
     for (let i = 0; i < I; i++) { if (r.u[i]! > threshold) viol++; served += 1 - r.u[i]!; }
@@ -148,6 +194,7 @@ export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<Rob
   const I = p.types.length, J = p.models.length, K = p.tiers.length;
   const c = buildCoefficients(p);
   const headroom = checkHeadroom(opts.headroom ?? STUDY_HEADROOM);
+  checkRobustnessOptions(opts);
   const W = opts.windows ?? 288;
   // The replay's trace is read first, so a bad path or day fails before the long stages.
   if (opts.tracePath === null && opts.traceDay !== undefined) throw new UserError('--day: no trace to replay (--trace none)');
@@ -163,12 +210,11 @@ export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<Rob
   const S = opts.scenarios ?? 500;
   const scenarios: RobustnessResult['scenarios'] = [];
   for (const stress of opts.stresses ?? [1.0, 1.5]) {
-    const srng = rng.fork(`scenarios/${stress}`);
-    const ovs = Array.from({ length: S }, () => perturbation(c, srng, stress));
+    const draws = scenarioDraws(c, () => rng.fork(`scenarios/${stress}`), S, stress);
     const rows: RobustRow[] = [];
     for (const m of methods) {
       const a = plans.get(m)!;
-      rows.push({ method: m, ...(await scoreScenarios(p, c, a, ovs)) });
+      rows.push({ method: m, ...(await scoreScenarios(p, c, a, draws)) });
     }
     scenarios.push({ stress, count: S, rows });
     log(`robustness: ${S} scenarios at stress ${stress} done`);
@@ -185,7 +231,15 @@ export async function robustnessStudy(opts: RobustnessOptions = {}): Promise<Rob
       const lam = p.types.map((t) => t.arrivalsPerHour);
       const costs = new Map<Method, number>(grwMethods.map((m) => [m, 0]));
       for (let w = 0; w < W; w++) {
-        if (w > 0) for (let i = 0; i < I; i++) lam[i] = lam[i]! * Math.exp(g.normal(0, sigma));
+        if (w > 0) {
+          for (let i = 0; i < I; i++) {
+            lam[i] = lam[i]! * Math.exp(g.normal(0, sigma));
+            if (!(lam[i]! <= GRW_MAX_ARRIVALS_PER_HOUR)) {
+              throw new UserError(`--sigmas ${sigma}: the random walk (trial ${tr + 1}, window ${w + 1} of ${W}) took ${p.types[i]!.name}'s demand to ${lam[i]!.toExponential(2)} arrivals per hour, ` +
+                `past ${GRW_MAX_ARRIVALS_PER_HOUR.toExponential(0)} (the problem files' limit); use a smaller σ (≤ ${MAX_GRW_SIGMA})`);
+            }
+          }
+        }
         for (const m of grwMethods) {
           const r = await stage2(p, { lambda: lam }, plans.get(m)!);
           costs.set(m, costs.get(m)! + r.cost);
@@ -265,8 +319,13 @@ export async function table2Suite(opts: { size?: [number, number, number]; seed?
   const [I, J, K] = opts.size ?? [6, 6, 10];
   const seed = opts.seed ?? 1;
   const S = opts.scenarios ?? 500;
+  checkRobustnessOptions({ scenarios: opts.scenarios });
   const base = generateProblem(I, J, K, seed);
   const out: SuiteRow[] = [];
+  for (const sc of opts.settings ?? TABLE2_SCENARIOS) {
+    // δ past the problem files' budget limit made NaN right-hand sides in the routing LP (δ = 1e308).
+    if (!(sc.budgetUsd >= 0 && sc.budgetUsd <= LIMITS.budgetUsd)) throw new UserError(`--budgets: expected budgets δ ≥ 0 and ≤ 1e12 $ (the problem files' budgetUsd limit), got ${sc.budgetUsd}`);
+  }
   for (const sc of opts.settings ?? TABLE2_SCENARIOS) {
     const p: Problem = {
       ...base,
@@ -275,10 +334,9 @@ export async function table2Suite(opts: { size?: [number, number, number]; seed?
     };
     const c = buildCoefficients(p);
     const plans = await stage1Plans(c, { seed, ...(opts.headroom ? { headroom: opts.headroom } : {}), ...(opts.milpTimeLimitS !== undefined ? { milpTimeLimitS: opts.milpTimeLimitS } : {}), ...(opts.methods ? { methods: opts.methods } : {}) });
-    const rng = new Rng(seed).fork(`table2/${sc.id}`);
-    const ovs = Array.from({ length: S }, () => perturbation(c, rng, 1));
+    const draws = scenarioDraws(c, () => new Rng(seed).fork(`table2/${sc.id}`), S, 1);
     for (const [m, a] of plans) {
-      out.push({ scenario: sc.id, method: m, ...(await scoreScenarios(p, c, a, ovs)) });
+      out.push({ scenario: sc.id, method: m, ...(await scoreScenarios(p, c, a, draws)) });
     }
     opts.progress?.(`table2: ${sc.id} done`);
   }
@@ -304,6 +362,7 @@ export interface CapRow extends RobustRow {
 export async function capSweep(opts: { size?: [number, number, number]; seed?: number; caps?: number[]; stresses?: number[]; scenarios?: number; methods?: Method[]; milpTimeLimitS?: number; progress?: Progress } = {}): Promise<{ rows: CapRow[]; infeasible: { cap: number; method: Method }[] }> {
   const seed = opts.seed ?? 1;
   const S = opts.scenarios ?? 500;
+  checkRobustnessOptions({ scenarios: opts.scenarios, stresses: opts.stresses });
   const base = generateProblem(...(opts.size ?? [6, 6, 10]), seed);
   const methods = opts.methods ?? (['AGH', 'GH', 'DM'] as Method[]);
   const rows: CapRow[] = [];
@@ -315,10 +374,9 @@ export async function capSweep(opts: { size?: [number, number, number]; seed?: n
     for (const m of methods) if (!plans.has(m)) infeasible.push({ cap, method: m });
     for (const stress of opts.stresses ?? [1, 1.5]) {
       // The same scenarios for every cap (seeded by stress only), so caps compare on equal draws.
-      const rng = new Rng(seed).fork(`caps/${stress}`);
-      const ovs = Array.from({ length: S }, () => perturbation(c, rng, stress));
+      const draws = scenarioDraws(c, () => new Rng(seed).fork(`caps/${stress}`), S, stress);
       for (const [m, a] of plans) {
-        rows.push({ cap, stress, method: m, meetsCapAtStage1: evaluate(c, a).violations.every((v) => v.family !== 'unserved-cap'), ...(await scoreScenarios(p, c, a, ovs, cap >= 1 ? 0.01 : cap)) });
+        rows.push({ cap, stress, method: m, meetsCapAtStage1: evaluate(c, a).violations.every((v) => v.family !== 'unserved-cap'), ...(await scoreScenarios(p, c, a, draws, cap >= 1 ? 0.01 : cap)) });
       }
     }
     opts.progress?.(`caps: ζ = ${cap} done`);

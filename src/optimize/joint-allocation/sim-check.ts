@@ -28,6 +28,34 @@ import type { Problem } from './problem.ts';
 
 export const SIM_CHECK_DEFAULT_S = 600;
 
+/**
+ * Bounds of a check: every arrival is generated, written to trace.csv and simulated, so the work grows with the
+ * requests (≈ 0.3 M took 50 s on plan-example.yaml, 0.9 M over 5 min; `--sim-check 1e8` ran out of memory, 1e308
+ * never ended) and the simulated span (the summary's per-15-minute bins). At most one week of arrivals and
+ * 200,000 requests, counted at the problem's full demand Σλ_i (a plan serves at most that).
+ */
+export const MAX_SIM_CHECK_S = 7 * 24 * 3600;
+export const MAX_SIM_CHECK_REQUESTS = 200_000;
+
+/**
+ * Checks a check's span against the bounds above before any work: `durationS` in [1, MAX_SIM_CHECK_S] and the
+ * requests it would generate, Σ λ_i × served_i × durationS (served_i = 1 by default: the problem's full demand),
+ * at most MAX_SIM_CHECK_REQUESTS. UserError naming --sim-check and the longest span that fits.
+ */
+export function checkSimCheckSpan(problem: Problem, durationS: number, served?: readonly number[]): void {
+  if (!(durationS >= 1 && durationS <= MAX_SIM_CHECK_S)) {
+    throw new UserError(`--sim-check: expected seconds ≥ 1 and ≤ ${MAX_SIM_CHECK_S} (one week), got ${durationS}`);
+  }
+  const perS = problem.types.reduce((s, t, i) => s + (t.arrivalsPerHour / 3600) * (served ? served[i] ?? 0 : 1), 0);
+  const expected = perS * durationS;
+  if (expected > MAX_SIM_CHECK_REQUESTS) {
+    const fit = Math.floor(MAX_SIM_CHECK_REQUESTS / perS);
+    const n = (v: number) => Math.round(v).toLocaleString('en-US');
+    throw new UserError(`--sim-check ${durationS}: the ${served ? 'plan\'s served' : 'problem\'s'} arrivals (${+perS.toPrecision(3)} per s) give ≈ ${n(expected)} requests in ${durationS} s, ` +
+      `more than the ${n(MAX_SIM_CHECK_REQUESTS)} a check simulates; ${fit >= 1 ? `use --sim-check ${fit} or less` : 'the arrival rates are too high for a simulated check'}`);
+  }
+}
+
 /** The files `runSimCheck` writes into its folder. */
 export const SIM_CHECK_FILES = ['scenario.yaml', 'trace.csv', 'catalog.yaml'] as const;
 
@@ -78,6 +106,7 @@ export function planCheckScenario(problem: Problem, plan: Plan, o: SimCheckOptio
     return { name: `${d.model}@${d.tier}-tp${d.tp}${d.pp > 1 ? `-pp${d.pp}` : ''}`, model: sim.id, hardware: d.hardware, tp: d.tp, pp: d.pp, count: 1 };
   });
   const durationS = o.durationS ?? SIM_CHECK_DEFAULT_S;
+  checkSimCheckSpan(problem, durationS, problem.types.map((_, i) => plan.perType[i]?.served ?? 0));
   const rng = new Rng(o.seed ?? 1).fork('plan-sim-check');
   const rows: { t: number; line: string }[] = [];
   for (const [i, type] of problem.types.entries()) {
@@ -94,6 +123,8 @@ export function planCheckScenario(problem: Problem, plan: Plan, o: SimCheckOptio
       let k = 0;
       while (k < routes.length - 1 && u >= routes[k]!.fraction) u -= routes[k++]!.fraction;
       rows.push({ t, line: `${t.toFixed(6)},${inTok},${outTok},${models[k]},${type.name}` });
+      // The expected count is within the bound (checked above); twice it is past any Poisson draw of it.
+      invariant(rows.length <= 2 * MAX_SIM_CHECK_REQUESTS, `sim-check: more than ${2 * MAX_SIM_CHECK_REQUESTS} arrivals generated`);
     }
   }
   if (rows.length === 0) throw new UserError(`--sim-check: the plan serves no request in ${durationS} s`);

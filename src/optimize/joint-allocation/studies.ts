@@ -4,6 +4,7 @@ import { evaluate } from './evaluate.ts';
 import { generateProblem } from './generate.ts';
 import { DEFAULT_GH_FLAGS, greedy, type GhFlags } from './gh.ts';
 import { solveMilp } from './milp.ts';
+import { UserError } from '../../util/errors.ts';
 
 /**
  * The paper's studies (digest §4.6, §5): runtime vs size (Table VI), AGH-vs-MILP optimality and the
@@ -75,6 +76,14 @@ export async function runtimeStudy(opts: { sizes?: [number, number, number][]; s
 
 // ---------------------------------------------------------------- optimality
 
+/** The most seeds per size of the optimality study and its ablation (`--seeds`; as `compare --seeds`): each seed is a MILP solve. */
+export const MAX_STUDY_SEEDS = 1000;
+
+function checkSeeds(seeds: number): number {
+  if (!(Number.isInteger(seeds) && seeds >= 1 && seeds <= MAX_STUDY_SEEDS)) throw new UserError(`--seeds: expected an integer ≥ 1 and ≤ ${MAX_STUDY_SEEDS}, got ${seeds}`);
+  return seeds;
+}
+
 export interface OptimalityRow {
   size: [number, number, number];
   seed: number;
@@ -115,7 +124,7 @@ export function distribution(xs: number[]): Distribution {
 
 export async function optimalityStudy(opts: { sizes?: [number, number, number][]; seeds?: number; milpTimeLimitS?: number; progress?: Progress } = {}): Promise<{ rows: OptimalityRow[]; bySize: { size: [number, number, number]; agh: Distribution; aghExact: Distribution; gh: Distribution; optimal: number; aghMeanS: number; aghMaxS: number }[] }> {
   const sizes = opts.sizes ?? [[4, 4, 5], [6, 6, 10]];
-  const seeds = opts.seeds ?? 20;
+  const seeds = checkSeeds(opts.seeds ?? 20);
   const tl = opts.milpTimeLimitS ?? 30;
   const log = opts.progress ?? quiet;
   const rows: OptimalityRow[] = [];
@@ -164,7 +173,7 @@ export interface AblationRow {
  * by the LP routing and deployment search. */
 export function ablationStudy(opts: { size?: [number, number, number]; seeds?: number; exact?: boolean } = {}): AblationRow[] {
   const [I, J, K] = opts.size ?? [6, 6, 10];
-  const n = opts.seeds ?? 20;
+  const n = checkSeeds(opts.seeds ?? 20);
   const variants: [AblationRow['variant'], Partial<GhFlags>][] = [['AGH', {}], ['w/o M1', { m1: false }], ['w/o M2', { m2: false }], ['w/o M3', { m3: false }]];
   const acc = variants.map(() => ({ feasible: 0, cost: 0, ratios: [] as number[], served: 0 }));
   for (let seed = 1; seed <= n; seed++) {

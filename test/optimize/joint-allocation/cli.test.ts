@@ -34,10 +34,10 @@ test('llmfleet plan rejects a bad flag with exit 2 and one line', () => {
   assert.match(r.stderr, /--generate: expected I,J,K/);
   const s = cli(['--problem', 'scenarios/plan-example.yaml', '--solver', 'cplex']);
   assert.equal(s.status, 2);
-  assert.match(s.stderr, /--solver: expected one of milp, gh, agh, lpr, dvr, hf/);
+  assert.match(s.stderr, /--solver: expected one of milp, gh, agh, agh-a2, lpr, dvr, hf/);
   const c = cli(['--generate', '3,3,3', '--solver', 'gh', '--sim-check', 'soon']);
   assert.equal(c.status, 2);
-  assert.match(c.stderr, /--sim-check: expected a number ≥ 1, got "soon"/);
+  assert.match(c.stderr, /--sim-check: expected a number ≥ 1 and ≤ 604800 \(seconds of arrivals: .*\), got "soon"/);
 });
 
 test('the robustness study checks its replay trace, day and lists before the long stages; its flags elsewhere are exit 2', () => {
