@@ -3,11 +3,12 @@ import { resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import { UserError } from '../util/errors.ts';
 import { applyOverrides } from '../util/config-file.ts';
+import { prepareOutDir } from '../util/folders.ts';
 import type { WorkloadSpec } from '../workload/schema.ts';
 
 /** The absolute path of an input file given by `flag`, checked to be there and a file (a one-line error naming it otherwise). */
 export function requireFile(flag: string, file: string): string {
-  const abs = resolve(file);
+  const abs = resolve(nonEmptyFlag(flag, file, 'file'));
   let st;
   try {
     st = statSync(abs);
@@ -19,9 +20,30 @@ export function requireFile(flag: string, file: string): string {
   return abs;
 }
 
+/**
+ * A flag's value that must not be empty or blank: commander hands `--out ""` over as '', which a truthiness test
+ * would read as "not given" (the bundled scenario, the scenario's own trace) and `resolve('')` as the current
+ * folder. `what` names what was expected (`scenario file`, `output folder`, `address`: the message reads
+ * "--FLAG: expected a non-empty WHAT, got ''"); an absent flag (undefined) stays undefined.
+ */
+export function nonEmptyFlag(flag: string, v: string, what?: string): string;
+export function nonEmptyFlag(flag: string, v: string | undefined, what?: string): string | undefined;
+export function nonEmptyFlag(flag: string, v: string | undefined, what = 'value'): string | undefined {
+  if (v !== undefined && v.trim() === '') throw new UserError(`${flag}: expected a non-empty ${what}, got '${v}'`);
+  return v;
+}
+
+/** An output folder flag (`--out DIR`): non-empty, resolved, created or checked writable up front (prepareOutDir). */
+export function outDirFlag(flag: string, v: string): string {
+  return prepareOutDir(flag, resolve(nonEmptyFlag(flag, v, 'output folder')));
+}
+
+/** An integer flag; past ±(2^53 − 1) a double no longer holds the integer typed, so those are refused as such. */
 export function parseIntFlag(flag: string, v: string): number {
   if (!/^-?\d+$/.test(v.trim())) throw new UserError(`${flag}: expected an integer, got '${v}'`);
-  return Number(v);
+  const n = Number(v);
+  if (!Number.isSafeInteger(n)) throw new UserError(`${flag}: expected an integer from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER} (2^53 − 1), got '${v.trim()}'`);
+  return n;
 }
 
 export function parseNumberFlag(flag: string, v: string, min = -Infinity): number {
@@ -103,6 +125,8 @@ export function keptTransformsText(o: { trace?: string; set: string[] }, w: Work
 
 /** The scenario flags simulate, compare and replay share, as the scenario loaders take them. */
 export function scenarioFlags(o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; seed?: string }) {
+  nonEmptyFlag('--scenario', o.scenario, 'scenario file (leave the flag out for the bundled one)');
+  nonEmptyFlag('--trace', o.trace, 'trace file');
   if (o.traceFormat !== undefined && !o.trace) throw new UserError('--trace-format: applies only with --trace FILE (the scenario names its own workload format)');
   return {
     file: o.scenario,

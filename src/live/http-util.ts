@@ -82,12 +82,6 @@ const LISTEN_ERRORS: Record<string, string> = {
   EINVAL: 'not a valid listen address',
 };
 
-/** A string flag's value, or a UserError (exit 2) when it is empty or blank: `--host: expected a non-empty listen address, got ''`. */
-export function nonEmptyFlag(flag: string, v: string, what: string): string {
-  if (v.trim() === '') throw new UserError(`${flag}: expected a non-empty ${what}, got '${v}'`);
-  return v;
-}
-
 /** Listens, turning a bad or unusable address (in use, not local, no permission, unknown host) into a one-line UserError. */
 export function listen(server: Server, port: number, host: string): Promise<void> {
   // Node reads '' as "every interface": a listen address must be given, never defaulted to all by accident.

@@ -15,36 +15,61 @@ export interface Catalog {
 
 export const BUILTIN_CATALOG: Catalog = { hardware: HARDWARE, models: MODELS };
 
-const positive = z.number().positive().finite();
-const positiveInt = z.number().int().positive();
+/**
+ * Upper bounds on catalog numbers: far past any device or model there is (B200: 192e9 bytes, 2.25e15 FLOP/s, 8e12
+ * bytes/s, ~$10/h; the largest open models: ~2e12 parameters, ~130 layers, 1e7-token contexts), yet small enough
+ * that every product the simulator forms (a cost, weight and KV-cache bytes, step times) stays finite: a 1e308
+ * price printed `$Infinity` and wrote `"costUsd": null`.
+ */
+export const CATALOG_LIMITS = {
+  memoryBytes: 1e15,
+  bf16Flops: 1e18,
+  bytesPerS: 1e15,
+  priceUsdPerHour: 1e6,
+  devicesPerNode: 1024,
+  layers: 10_000,
+  width: 1_000_000, // hiddenSize, headDim
+  heads: 100_000, // heads, kvHeads
+  intermediateSize: 10_000_000,
+  vocabSize: 100_000_000,
+  params: 1e15,
+  contextLength: 1e9,
+  bytesPerParam: 64,
+  /** Floors of the device rates: below them a step takes hours and the run fails later, blaming another field. */
+  minBf16Flops: 1e9,
+  minBytesPerS: 1e6,
+} as const;
+
+const positive = (max: number) => z.number().positive().max(max);
+const positiveInt = (max: number) => z.number().int().positive().max(max);
 
 export const hardwareSpecSchema = z.strictObject({
   name: z.string().min(1),
   kind: z.enum(['gpu', 'cpu']),
-  memoryBytes: positive,
-  bf16Flops: positive,
-  memBandwidthBytesPerS: positive,
-  interconnectBytesPerS: positive,
-  priceUsdPerHour: z.number().min(0).finite(),
-  devicesPerNode: positiveInt,
+  memoryBytes: positive(CATALOG_LIMITS.memoryBytes),
+  bf16Flops: z.number().min(CATALOG_LIMITS.minBf16Flops).max(CATALOG_LIMITS.bf16Flops),
+  memBandwidthBytesPerS: z.number().min(CATALOG_LIMITS.minBytesPerS).max(CATALOG_LIMITS.bytesPerS),
+  interconnectBytesPerS: z.number().min(CATALOG_LIMITS.minBytesPerS).max(CATALOG_LIMITS.bytesPerS),
+  priceUsdPerHour: z.number().min(0).max(CATALOG_LIMITS.priceUsdPerHour),
+  devicesPerNode: positiveInt(CATALOG_LIMITS.devicesPerNode),
   source: z.string().optional(),
 });
 
 const modelBase = z.strictObject({
   name: z.string().min(1),
-  layers: positiveInt,
-  hiddenSize: positiveInt,
-  heads: positiveInt,
-  kvHeads: positiveInt,
-  headDim: positiveInt,
-  intermediateSize: positiveInt,
-  vocabSize: positiveInt,
+  layers: positiveInt(CATALOG_LIMITS.layers),
+  hiddenSize: positiveInt(CATALOG_LIMITS.width),
+  heads: positiveInt(CATALOG_LIMITS.heads),
+  kvHeads: positiveInt(CATALOG_LIMITS.heads),
+  headDim: positiveInt(CATALOG_LIMITS.width),
+  intermediateSize: positiveInt(CATALOG_LIMITS.intermediateSize),
+  vocabSize: positiveInt(CATALOG_LIMITS.vocabSize),
   tiedEmbeddings: z.boolean().optional(),
-  params: positive,
-  activeParams: positive,
-  contextLength: positiveInt,
-  bytesPerParam: positive,
-  weightBytesPerParam: positive.optional(),
+  params: positive(CATALOG_LIMITS.params),
+  activeParams: positive(CATALOG_LIMITS.params),
+  contextLength: positiveInt(CATALOG_LIMITS.contextLength),
+  bytesPerParam: positive(CATALOG_LIMITS.bytesPerParam),
+  weightBytesPerParam: positive(CATALOG_LIMITS.bytesPerParam).optional(),
   source: z.string().optional(),
 });
 export const modelSpecSchema = modelBase

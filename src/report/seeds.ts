@@ -19,6 +19,10 @@ export function parseSeedsFlag(text: string, base: number): number[] {
     if (!int.test(text)) throw new UserError(expected);
     const n = Number(text);
     if (n < 2 || n > MAX_SEED_COUNT) throw new UserError(expected);
+    // Past 2^53 − 1 the doubles are 2 apart: base + i would repeat seeds (a bogus interval over duplicate runs).
+    if (!Number.isSafeInteger(base) || base > Number.MAX_SAFE_INTEGER - (n - 1)) {
+      throw new UserError(`--seeds ${text.trim()}: seeds ${base} to ${base} + ${n - 1} go past ${Number.MAX_SAFE_INTEGER} (2^53 − 1, the largest seed); expected a first seed (--seed or the scenario's seed) ≤ ${Number.MAX_SAFE_INTEGER - (n - 1)}`);
+    }
     return Array.from({ length: n }, (_, i) => base + i);
   }
   const parts = text.split(',');

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { isNode, LineCounter, parseDocument, parse as parseYamlValue } from 'yaml';
+import { isNode, LineCounter, parseDocument, parse as parseYamlValue, visit } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, UserError } from './errors.ts';
 
@@ -26,13 +26,26 @@ export function readConfigFile(path: string): ConfigDoc {
 export function parseConfigText(text: string, source: string): ConfigDoc {
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
+  const expected = /\.json$/i.test(source) ? 'valid JSON' : /\.ya?ml$/i.test(source) ? 'valid YAML' : 'valid YAML or JSON';
   if (doc.errors.length > 0) {
     const err = doc.errors[0]!;
-    throw new ConfigError({ source, line: lc.linePos(err.pos[0]).line, expected: /\.json$/i.test(source) ? 'valid JSON' : /\.ya?ml$/i.test(source) ? 'valid YAML' : 'valid YAML or JSON', got: err.message.split('\n')[0] });
+    throw new ConfigError({ source, line: lc.linePos(err.pos[0]).line, expected, got: err.message.split('\n')[0] });
+  }
+  let raw: unknown;
+  try {
+    // toJS expands aliases; past MAX_ALIAS_COUNT expansions it throws (a "billion laughs" file), as it does for
+    // an alias whose anchor comes later. Both are the file's fault: one line, not a stack trace.
+    raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    const msg = (e as Error).message;
+    if (/Excessive alias count/i.test(msg)) {
+      throw new ConfigError({ source, line: firstAliasLine(doc, lc), expected: `${expected} with at most ${MAX_ALIAS_COUNT} alias (*name) expansions (nested aliases multiply)`, got: 'too many alias expansions' });
+    }
+    throw new ConfigError({ source, line: firstAliasLine(doc, lc), expected, got: msg.split('\n')[0] });
   }
   return {
     source,
-    raw: doc.toJS() ?? {},
+    raw: raw ?? {},
     lineOf(path) {
       for (let n = path.length; n > 0; n--) {
         const node = doc.getIn(path.slice(0, n) as (string | number)[], true);
@@ -42,6 +55,25 @@ export function parseConfigText(text: string, source: string): ConfigDoc {
     },
     has: (path) => path.length === 0 || doc.hasIn(path as (string | number)[]),
   };
+}
+
+/**
+ * The most alias (`*name`) expansions a config file may make, counting each alias once per node it copies (the
+ * yaml package's `maxAliasCount`, whose default this is): a scenario reusing a pool or a block a few times stays
+ * far below it; a 700-byte file nesting aliases 9 deep ("billion laughs") would expand to 9^9 nodes.
+ */
+export const MAX_ALIAS_COUNT = 100;
+
+/** The line of the first alias in a document, for an alias error (undefined when there is none). */
+function firstAliasLine(doc: ReturnType<typeof parseDocument>, lc: LineCounter): number | undefined {
+  let line: number | undefined;
+  visit(doc, {
+    Alias(_key, node) {
+      if (node.range) line = lc.linePos(node.range[0]).line;
+      return visit.BREAK;
+    },
+  });
+  return line;
 }
 
 /**
@@ -73,8 +105,18 @@ export interface IssueContext {
 
 /** The first schema problem as one ConfigError: file, line, dotted path, what was expected and what was found. */
 export function issueError(error: z.ZodError, value: unknown, ctx: IssueContext = {}): ConfigError {
-  const iss = error.issues[0]!;
-  const rel = iss.path as PropertyKey[];
+  let iss = error.issues[0]!;
+  let rel = iss.path as PropertyKey[];
+  // A union none of whose options matched: where exactly one option got past the value's own type (its issue lies
+  // deeper inside the value, e.g. a map with a non-number weight), that option is the one meant; report its issue
+  // at its own path rather than "one of the allowed shapes". A union with a message of its own keeps it.
+  while (iss.code === 'invalid_union' && (!iss.message || iss.message.startsWith('Invalid input'))) {
+    const deeper = iss.errors.filter((e) => e.length > 0 && e[0]!.path.length > 0);
+    if (deeper.length !== 1) break;
+    const inner: z.core.$ZodIssue = deeper[0]![0]!;
+    rel = [...rel, ...(inner.path as PropertyKey[])];
+    iss = inner;
+  }
   const p = [...(ctx.prefix ?? []), ...rel];
   const full = iss.code === 'unrecognized_keys' ? [...p, iss.keys[0]!] : p;
   const override = ctx.sourceFor?.(full);
@@ -84,14 +126,17 @@ export function issueError(error: z.ZodError, value: unknown, ctx: IssueContext 
     source: override ?? ctx.source,
     line: override ? undefined : ctx.lineOf?.(full),
     path: formatPath(full),
-    expected: describeIssue(iss) + missing + (ctx.hint ?? ''),
+    expected: (iss.code === 'invalid_type' && iss.expected === 'number' && typeof got === 'number' ? 'a finite number' : describeIssue(iss)) + missing + (ctx.hint ?? ''),
     got,
   });
 }
 
 export function formatPath(p: readonly PropertyKey[]): string {
   let s = '';
-  for (const k of p) s += typeof k === 'number' ? `[${k}]` : s ? `.${String(k)}` : String(k);
+  for (const k of p) {
+    const key = k === '' ? '""' : String(k); // an empty key (always refused) still shows as one
+    s += typeof k === 'number' ? `[${k}]` : s ? `.${key}` : key;
+  }
   return s;
 }
 

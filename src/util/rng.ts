@@ -41,6 +41,8 @@ export class Rng {
 
   /** Gamma(shape k, scale θ) by Marsaglia–Tsang; k < 1 uses the boost Γ(k) = Γ(k+1)·U^(1/k). */
   gamma(shape: number, scale: number): number {
+    // An infinite shape makes the acceptance test NaN (d − d·v = ∞ − ∞): the loop would never return.
+    if (!(shape > 0 && shape < Infinity)) throw new RangeError(`gamma: expected a finite shape > 0, got ${shape}`);
     if (shape < 1) return this.gamma(shape + 1, scale) * Math.pow(1 - this.next(), 1 / shape);
     const d = shape - 1 / 3;
     const c = 1 / Math.sqrt(9 * d);

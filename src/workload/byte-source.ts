@@ -100,6 +100,8 @@ class GzipSource implements ByteSource {
   private ended = false;
   private crc = 0;
   private size = 0;
+  /** Byte offset of the current member's header. */
+  private memberStart = 0;
 
   constructor(
     private readonly path: string,
@@ -115,7 +117,10 @@ class GzipSource implements ByteSource {
       if (data.length > 0) this.out.push(data);
     });
     // A new member starts at `offset`: the previous one's trailer is the 8 bytes before it.
-    this.gunzip.onmember = (offset) => this.checkTrailer(offset);
+    this.gunzip.onmember = (offset) => {
+      this.checkTrailer(offset);
+      this.memberStart = offset;
+    };
   }
 
   read(buf: Buffer, offset: number, length: number): number {
@@ -151,11 +156,13 @@ class GzipSource implements ByteSource {
         this.ended = true;
         return;
       }
-      throw new UserError(`${this.path}: not valid gzip data (${(e as Error).message})`);
+      const msg = (e as Error).message;
+      throw new UserError(`${this.path}: not valid gzip data (${msg === 'unexpected EOF' ? `truncated: the file ends at byte ${this.fileBytes}, inside the compressed data` : msg})`);
     }
     if (n === 0) {
       this.ended = true;
-      this.checkTrailer(this.fileBytes);
+      this.checkComplete();
+      this.checkTrailer(this.fileBytes, true);
     }
   }
 
@@ -178,12 +185,56 @@ class GzipSource implements ByteSource {
     return false;
   }
 
-  private checkTrailer(memberEnd: number): void {
+  /**
+   * At the end of the file: the last member must hold its whole header, some compressed data (an empty deflate
+   * stream is 2 bytes) and the 8-byte trailer. fflate raises "unexpected EOF" for a file cut inside the compressed
+   * data, but inflates nothing and says nothing when it ends inside the header (the first few bytes of a .gz).
+   */
+  private checkComplete(): void {
+    const have = this.fileBytes - this.memberStart;
+    const head = Buffer.alloc(Math.min(have, 1 << 16));
+    const got = readSync(this.fd!, head, 0, head.length, this.memberStart);
+    const end = gzipHeaderEnd(head.subarray(0, got));
+    // A header longer than the window read (a 64 KiB file name) is not judged here; the trailer check still runs.
+    if (end === undefined ? got === have : end + 2 + 8 > have) {
+      throw new UserError(`${this.path}: not valid gzip data (truncated: the file ends at byte ${this.fileBytes}, inside ${end === undefined ? 'the gzip header' : 'the compressed data'}${this.memberStart > 0 ? ` of the member at byte ${this.memberStart}` : ''})`);
+    }
+  }
+
+  private checkTrailer(memberEnd: number, atEof = false): void {
     const t = Buffer.alloc(8);
-    if (memberEnd < 8 || readSync(this.fd!, t, 0, 8, memberEnd - 8) !== 8 || t.readUInt32LE(0) !== this.crc >>> 0 || t.readUInt32LE(4) !== this.size) {
-      throw new UserError(`${this.path}: corrupt gzip data (the CRC-32 or length in the trailer at byte ${memberEnd - 8} does not match the inflated data)`);
+    const read = memberEnd - this.memberStart >= 8 && readSync(this.fd!, t, 0, 8, memberEnd - 8) === 8;
+    const crcOk = read && t.readUInt32LE(0) === this.crc >>> 0;
+    const sizeOk = read && t.readUInt32LE(4) === this.size;
+    if (!crcOk || !sizeOk) {
+      // At the end of the file, a file cut short inside (or just before) its trailer has neither field right; one
+      // right and one wrong is a damaged byte.
+      const cut = atEof && !crcOk && !sizeOk;
+      throw new UserError(`${this.path}: ${cut ? 'corrupt or truncated' : 'corrupt'} gzip data (the CRC-32 or length in the trailer at byte ${memberEnd - 8} does not match the inflated data${cut ? '; a file cut short loses its trailer' : ''})`);
     }
     this.crc = 0;
     this.size = 0;
   }
+}
+
+/**
+ * The length of the gzip member header at the start of `b` (RFC 1952 §2.3: 10 fixed bytes, then the optional
+ * extra field, file name, comment and header CRC its flags announce), or undefined when `b` ends inside it.
+ */
+export function gzipHeaderEnd(b: Uint8Array): number | undefined {
+  if (b.length < 10) return undefined;
+  const flags = b[3]!;
+  let p = 10;
+  if (flags & 0x04) {
+    if (p + 2 > b.length) return undefined;
+    p += 2 + (b[p]! | (b[p + 1]! << 8));
+  }
+  for (const bit of [0x08, 0x10]) {
+    if (!(flags & bit)) continue;
+    while (p < b.length && b[p] !== 0) p++;
+    if (p >= b.length) return undefined;
+    p++;
+  }
+  if (flags & 0x02) p += 2;
+  return p <= b.length ? p : undefined;
 }

@@ -12,6 +12,7 @@ import { SkipTally } from './skip-tally.ts';
 import { synthetic } from './generators/synthetic.ts';
 import { O365_DEFAULTS, O365_MODELS, O365_PRESETS, O365_REGIONS, o365 } from './generators/o365.ts';
 import { fitEmpirical, fitLognormal, type LengthModel } from './generators/lengths.ts';
+import { MAX_GAMMA_CV, MIN_GAMMA_CV } from './generators/arrivals.ts';
 
 /** The scenario's `workload:` section (see src/workload/README.md for an example). Unknown keys are errors. */
 
@@ -53,11 +54,25 @@ const lengthsSchema = z.discriminatedUnion('kind', [
 
 /** A million requests per second: far beyond any fleet, and a bound on what a synthetic workload generates. */
 const MAX_RATE_PER_S = 1_000_000;
+/**
+ * A year: the longest span a generated workload covers (the simulator also refuses a first arrival later than
+ * that). Without it a durationS or startS like 1e308 never ends: minute steps stop advancing the clock (1e308 + 60
+ * is 1e308) and arrivals keep coming.
+ */
+const MAX_SPAN_S = 365 * 86_400;
 const point = z.tuple([z.number().min(0), z.number().min(0).max(MAX_RATE_PER_S)]);
 const arrivalsSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('poisson'), ratePerS: z.number().positive().max(MAX_RATE_PER_S) }).strict(),
-  // cv ≤ 20: the gamma shape 1/cv² below 1/400 makes inter-arrival gaps underflow to 0 (endless arrivals at one instant)
-  z.object({ kind: z.literal('gamma'), ratePerS: z.number().positive().max(MAX_RATE_PER_S), cv: z.number().positive().max(20) }).strict(),
+  // cv in [1e-6, 20] (generators/arrivals.ts): above 20 the shape 1/cv² makes gaps underflow to 0 (endless arrivals at
+  // one instant); below 1e-6 (shape > 1e12) the gamma sampler loses its precision, and a cv under 1e-154 overflows the
+  // shape to Infinity, where it never returns. cv: 1e-6 is evenly spaced arrivals for any purpose.
+  z
+    .object({
+      kind: z.literal('gamma'),
+      ratePerS: z.number().positive().max(MAX_RATE_PER_S),
+      cv: z.number().min(MIN_GAMMA_CV).max(MAX_GAMMA_CV),
+    })
+    .strict(),
   z
     .object({
       kind: z.literal('curve'),
@@ -95,25 +110,49 @@ const arrivalsSchema = z.discriminatedUnion('kind', [
     }),
 ]);
 
-const labelValue = z.union([
-  z.string().min(1),
-  z
-    .record(z.string().min(1), z.number().min(0).finite())
-    .refine((m) => Object.values(m).reduce((a, w) => a + w, 0) > 0, { message: 'a name or a map of names to weights ≥ 0 with a positive sum' }),
-]);
+const nonEmpty = z.string().min(1);
+
+/**
+ * A name, or a map from names to `value`s. z.record skips a `__proto__` key (assigning it would set the result's
+ * prototype), which silently lost that entry (a trace's model label `__proto__` stayed unmapped, a label weight was
+ * dropped); a map holding that key is validated as a Map instead and comes out as a prototype-less object, where
+ * `__proto__` is an ordinary own key. (The transform sits outside the union, so a bad entry is still reported at
+ * its own path: a failed transform would make the union report only "one of the allowed shapes".)
+ */
+function nameOrMap<T>(value: z.ZodType<T>) {
+  return z
+    .preprocess(
+      (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Map) && Object.hasOwn(v, '__proto__') ? new Map(Object.entries(v)) : v),
+      z.union([nonEmpty, z.record(nonEmpty, value), z.map(nonEmpty, value)]),
+    )
+    .transform((m): string | Record<string, T> => {
+      if (!(m instanceof Map)) return m;
+      const o = Object.create(null) as Record<string, T>;
+      for (const [k, x] of m) o[k] = x;
+      return o;
+    });
+}
+
+// Weights are scaled by the largest when their sum overflows (generators/labels.ts), so any finite weights work.
+const labelValue = nameOrMap(z.number().min(0).finite()).refine((m) => typeof m === 'string' || Object.values(m).reduce((a, w) => a + w, 0) > 0, {
+  message: 'a name or a map of names to weights ≥ 0 with a positive sum',
+});
 const labelsSchema = z
   .object({ model: labelValue.optional(), tier: labelValue.optional(), region: labelValue.optional(), app: labelValue.optional() })
   .strict();
 
 const syntheticSchema = z
   .object({
-    durationS: z.number().positive(),
+    durationS: z.number().positive().max(MAX_SPAN_S),
     maxRequests: z.number().int().min(1).optional(),
     arrivals: arrivalsSchema,
     lengths: lengthsSchema,
     labels: labelsSchema.optional(),
   })
   .strict();
+
+const MIN_COMPRESS = 1e-3;
+const MAX_COMPRESS = 1e6;
 
 /** A million copies of each request: past any useful scaling of a trace (and of `MAX_RATE_PER_S` from one request a second). */
 const MAX_RATE_SCALE = 1_000_000;
@@ -127,28 +166,37 @@ const transformsSchema = z
         if (w.endS !== undefined && !(w.endS > w.startS)) ctx.addIssue({ code: 'custom', path: ['endS'], input: w.endS, message: `> startS (${w.startS})` });
       })
       .optional(),
-    compress: z.number().positive().optional(),
+    // [1e-3, 1e6]: a trace played 1000× slower to a million times faster. Far below, a trace's span (and the
+    // per-interval metrics over it) grows without bound; far above, its times shrink into float noise.
+    compress: z.number().min(MIN_COMPRESS).max(MAX_COMPRESS).optional(),
     // Each request is copied ⌊rateScale⌋ times (transforms.ts): unbounded, a factor like 1e308 exhausts memory on the first request.
     rateScale: z.number().positive().max(MAX_RATE_SCALE).optional(),
     rateScaleJitterS: z.number().min(0).default(1),
     limit: z.number().int().min(1).optional(),
     /** A model name for every request, or a map from the trace's model labels to the fleet's models. */
-    model: z.union([z.string().min(1), z.record(z.string().min(1), z.string().min(1))]).optional(),
+    model: nameOrMap(nonEmpty).optional(),
   })
   .strict();
+
+const MAX_O365_SCALE = 1000;
+const MAX_BURST_FACTOR = 100;
 
 /** SageServe's O365-like multi-region, multi-tier week (src/workload/generators/o365.ts), or a preset slice of it. */
 const o365Schema = z
   .object({
     preset: z.enum(Object.keys(O365_PRESETS) as [string, ...string[]]).default('week'),
-    /** Multiplies the production rate (≈ 10 M requests a day at 1). */
-    scale: z.number().positive().default(1),
-    /** Override the preset's slice of the week, its models, regions or bursts. */
-    startS: z.number().min(0).optional(),
-    durationS: z.number().positive().optional(),
+    /**
+     * Multiplies the production rate (≈ 10 M requests a day at 1); ≤ 1000 (10 G a day). A rate near the largest
+     * double makes every gap 0 (t + 0 = t) and the generator never leaves its minute.
+     */
+    scale: z.number().positive().max(MAX_O365_SCALE).default(1),
+    /** Override the preset's slice of the week, its models, regions or bursts (spans within a year). */
+    startS: z.number().min(0).max(MAX_SPAN_S).optional(),
+    durationS: z.number().positive().max(MAX_SPAN_S).optional(),
     models: z.array(z.enum(O365_MODELS)).min(1).optional(),
     regions: z.array(z.enum(O365_REGIONS)).min(1).optional(),
-    bursts: z.array(z.object({ startS: z.number().min(0), durationS: z.number().positive(), factor: z.number().positive() }).strict()).optional(),
+    // factor ≤ 100: the paper's burst test goes to 8×; the bound keeps scale × factor a finite, advancing rate.
+    bursts: z.array(z.object({ startS: z.number().min(0), durationS: z.number().positive(), factor: z.number().positive().max(MAX_BURST_FACTOR) }).strict()).optional(),
   })
   .strict();
 

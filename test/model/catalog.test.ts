@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUILTIN_CATALOG, getHardware, getModel, loadCatalogFile, parseCatalogYaml } from '../../src/model/catalog.ts';
+import { BUILTIN_CATALOG, CATALOG_LIMITS, getHardware, getModel, loadCatalogFile, parseCatalogYaml } from '../../src/model/catalog.ts';
 import { HARDWARE } from '../../src/model/hardware.ts';
 import { vocabParams } from '../../src/model/params.ts';
 import { MODELS } from '../../src/model/models.ts';
@@ -128,4 +128,36 @@ test('loadCatalogFile reads a file and names it, the line and the field in error
   assert.throws(() => loadCatalogFile(notYaml), /bad5\.yaml:\d+: expected valid YAML/);
 
   assert.throws(() => loadCatalogFile(join(dir, 'missing.yaml')), /missing\.yaml: expected a readable catalog YAML/);
+});
+
+test('catalog numbers have finite upper bounds: a price or size near the largest double is refused at its line, not turned into $Infinity', () => {
+  const cases: [string, string, RegExp][] = [
+    ['hardware:\n  h100-80gb: { priceUsdPerHour: 1e308 }\n', 'hardware.h100-80gb.priceUsdPerHour', /expected ≤ 1000000, got 1e\+308/],
+    ['hardware:\n  h100-80gb: { memoryBytes: 1e300 }\n', 'hardware.h100-80gb.memoryBytes', /expected ≤ 1000000000000000, got 1e\+300/],
+    ['hardware:\n  h100-80gb: { bf16Flops: 1e300 }\n', 'hardware.h100-80gb.bf16Flops', /expected ≤/],
+    ['hardware:\n  h100-80gb: { memBandwidthBytesPerS: 1e300 }\n', 'hardware.h100-80gb.memBandwidthBytesPerS', /expected ≤/],
+    ['hardware:\n  h100-80gb: { interconnectBytesPerS: 1e300 }\n', 'hardware.h100-80gb.interconnectBytesPerS', /expected ≤/],
+    ['hardware:\n  h100-80gb: { devicesPerNode: 1000000 }\n', 'hardware.h100-80gb.devicesPerNode', /expected ≤ 1024/],
+    ['models:\n  llama3.1-8b: { bytesPerParam: 1e300 }\n', 'models.llama3.1-8b.bytesPerParam', /expected ≤ 64/],
+    ['models:\n  llama3.1-8b: { params: 1e300, activeParams: 1e300 }\n', 'models.llama3.1-8b.params', /expected ≤ 1000000000000000/],
+    ['models:\n  llama3.1-8b: { layers: 1000000000 }\n', 'models.llama3.1-8b.layers', /expected ≤ 10000/],
+    ['models:\n  llama3.1-8b: { contextLength: 1e12 }\n', 'models.llama3.1-8b.contextLength', /expected ≤ 1000000000/],
+    // Floors of the device rates (a 1e-3 FLOP/s device failed much later, blaming output.timelineIntervalS).
+    ['hardware:\n  h100-80gb: { bf16Flops: 1e-3 }\n', 'hardware.h100-80gb.bf16Flops', /expected ≥ 1000000000/],
+    ['hardware:\n  h100-80gb: { memBandwidthBytesPerS: 10 }\n', 'hardware.h100-80gb.memBandwidthBytesPerS', /expected ≥ 1000000/],
+  ];
+  for (const [yaml, path, msg] of cases) {
+    assert.throws(
+      () => parseCatalogYaml(yaml, 'cat.yaml'),
+      (e: unknown) => e instanceof ConfigError && e.message.startsWith(`cat.yaml:2 ${path}: `) && msg.test(e.message),
+      path,
+    );
+  }
+  // Every built-in is well inside the bounds.
+  for (const hw of Object.values(BUILTIN_CATALOG.hardware)) {
+    assert.ok(hw.priceUsdPerHour <= CATALOG_LIMITS.priceUsdPerHour && hw.memoryBytes <= CATALOG_LIMITS.memoryBytes && hw.bf16Flops <= CATALOG_LIMITS.bf16Flops, hw.name);
+    assert.ok(hw.bf16Flops >= CATALOG_LIMITS.minBf16Flops && hw.memBandwidthBytesPerS >= CATALOG_LIMITS.minBytesPerS && hw.interconnectBytesPerS >= CATALOG_LIMITS.minBytesPerS, hw.name);
+  }
+  for (const m of Object.values(BUILTIN_CATALOG.models)) assert.ok(m.params <= CATALOG_LIMITS.params && m.layers <= CATALOG_LIMITS.layers, m.name);
+  assert.equal(parseCatalogYaml('hardware:\n  h100-80gb: { priceUsdPerHour: 1000000 }\n', 'ok.yaml').hardware['h100-80gb']!.priceUsdPerHour, 1e6);
 });

@@ -216,3 +216,18 @@ test('bad --seeds and --baseline exit 2 with one line naming the flag', () => {
     assert.equal(r.stdout, '');
   }
 });
+
+test('--seeds N refuses a run of seeds past 2^53 − 1, where base + i would repeat seeds', () => {
+  const max = Number.MAX_SAFE_INTEGER;
+  assert.deepEqual(parseSeedsFlag('3', max - 2), [max - 2, max - 1, max]);
+  for (const base of [max, max - 1, max + 1]) {
+    assert.throws(
+      () => parseSeedsFlag('3', base),
+      (e: Error) => e instanceof UserError && e.message.startsWith(`--seeds 3: seeds ${base} to ${base} + 2 go past ${max}`) && e.message.includes(`≤ ${max - 2}`),
+      String(base),
+    );
+  }
+  assert.throws(() => parseSeedsFlag('1000', max - 10), /--seeds 1000: .* go past 9007199254740991/);
+  // Negative bases stay fine.
+  assert.deepEqual(parseSeedsFlag('2', -5), [-5, -4]);
+});

@@ -61,3 +61,51 @@ test('invalid YAML is reported with its line', () => {
 test('paths format with dots and brackets', () => {
   assert.equal(formatPath(['fleet', 'pools', 0, 'count']), 'fleet.pools[0].count');
 });
+
+/** A "billion laughs" file: nine aliases per level, `levels` deep (699 bytes at 11 levels expand to 9^11 nodes). */
+function aliasBomb(levels: number): string {
+  let s = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
+  let prev = 'a';
+  for (let i = 1; i <= levels; i++) {
+    s += `b${i}: &b${i} [${Array(9).fill(`*${prev}`).join(',')}]\n`;
+    prev = `b${i}`;
+  }
+  return s;
+}
+
+test('a YAML alias bomb is a one-line ConfigError naming the file and the first alias, not a ReferenceError', () => {
+  for (const source of ['bomb.yaml', 'bomb.json', 'bomb']) {
+    assert.throws(
+      () => parseConfigText(aliasBomb(11), source),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        e.message.startsWith(`${source}:2: expected valid ${source.endsWith('.json') ? 'JSON' : 'YAML'}`) &&
+        /at most 100 alias \(\*name\) expansions/.test(e.message) &&
+        /got "too many alias expansions"/.test(e.message) &&
+        !e.message.includes('\n'),
+      source,
+    );
+  }
+  // Ordinary reuse of an anchor still reads, and an alias before its anchor is the file's fault too.
+  assert.deepEqual(parseConfigText('p: &p { count: 1 }\nq: [*p, *p]\n', 'ok.yaml').raw, { p: { count: 1 }, q: [{ count: 1 }, { count: 1 }] });
+  assert.throws(() => parseConfigText('a: *x\nb: &x 1\n', 'late.yaml'), (e: unknown) => e instanceof ConfigError && /^late\.yaml:1: expected valid YAML, got "Unresolved alias/.test(e.message));
+});
+
+test('a union none of whose options match reports the one option that got inside the value, at its own path', () => {
+  const weights = z.object({ tier: z.union([z.string(), z.record(z.string(), z.number())]) });
+  const at = (raw: unknown) => {
+    try {
+      validateConfig(parseConfigText(JSON.stringify(raw), 'w.yaml'), weights);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return 'no error';
+  };
+  assert.equal(at({ tier: { a: 'x' } }), 'w.yaml:1 tier.a: expected a value of type number, got "x"');
+  assert.equal(at({ tier: 3 }), 'w.yaml:1 tier: expected one of the allowed shapes, got 3');
+  // Infinity is refused by z.number() as a type error: say what is wrong with it.
+  const num = z.object({ n: z.number() });
+  const doc = parseConfigText('n: .inf\n', 'n.yaml');
+  assert.throws(() => validateConfig(doc, num), (e: unknown) => e instanceof ConfigError && e.message === 'n.yaml:1 n: expected a finite number, got Infinity');
+  assert.equal(formatPath(['model', '']), 'model.""');
+});

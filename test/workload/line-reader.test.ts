@@ -132,7 +132,7 @@ test('a corrupt, truncated or other-format compressed file is a one-line UserErr
   const cases: [string, Buffer, RegExp][] = [
     ['crc.gz', badCrc, /crc\.gz: corrupt gzip data \(the CRC-32 or length in the trailer at byte \d+ does not match/],
     ['size.gz', badSize, /size\.gz: corrupt gzip data/],
-    ['cut.gz', z.subarray(0, z.length >> 1), /cut\.gz: not valid gzip data \(unexpected EOF\)/],
+    ['cut.gz', z.subarray(0, z.length >> 1), /cut\.gz: not valid gzip data \(truncated: the file ends at byte \d+, inside the compressed data\)/],
     ['t.zip', Buffer.from('PK\x03\x04rest', 'latin1'), /t\.zip: a zip archive; decompress it first/],
     ['t.zst', Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0, 0]), /t\.zst: a zstd archive/],
   ];
@@ -141,5 +141,31 @@ test('a corrupt, truncated or other-format compressed file is a one-line UserErr
     for (const chunk of [3, 1 << 20]) {
       assert.throws(() => readAll(p, chunk), (e: unknown) => e instanceof UserError && msg.test(e.message), `${name} chunk ${chunk}`);
     }
+  }
+});
+
+test('a gzip file cut inside its header or trailer says it is truncated, never "the trailer at byte -6"', () => {
+  const text = 'a,1\nb,2\nc,3\n'.repeat(50);
+  // gzip(1) with a file name in the header (FNAME flag): 10 fixed bytes + "t.csv\0".
+  const z = gzipSync(text);
+  const named = Buffer.concat([z.subarray(0, 3), Buffer.from([z[3]! | 0x08]), z.subarray(4, 10), Buffer.from('t.csv\0'), z.subarray(10)]);
+  assert.deepEqual(readAll(tmp.file('named.gz', named)).lines, text.trimEnd().split('\n'));
+  for (const n of [2, 4, 9, 10, 12, 15]) {
+    const p = tmp.file(`head-${n}.gz`, named.subarray(0, n));
+    for (const chunk of [1, 3, 1 << 20]) {
+      assert.throws(
+        () => readAll(p, chunk),
+        (e: unknown) => e instanceof UserError && e.message === `${p}: not valid gzip data (truncated: the file ends at byte ${n}, inside the gzip header)`,
+        `${n} bytes, chunk ${chunk}`,
+      );
+    }
+  }
+  // The header whole but nothing after it.
+  const bare = tmp.file('bare.gz', named.subarray(0, 16));
+  assert.throws(() => readAll(bare), (e: unknown) => e instanceof UserError && /bare\.gz: not valid gzip data \(truncated: the file ends at byte 16, inside the compressed data\)/.test(e.message));
+  // Cut inside the trailer: neither the CRC-32 nor the length can match.
+  for (const cut of [1, 4, 8]) {
+    const p = tmp.file(`tail-${cut}.gz`, named.subarray(0, named.length - cut));
+    assert.throws(() => readAll(p), (e: unknown) => e instanceof UserError && /: corrupt or truncated gzip data \(the CRC-32 or length in the trailer at byte \d+ does not match the inflated data; a file cut short loses its trailer\)$/.test(e.message) && !/byte -/.test(e.message), `cut ${cut}`);
   }
 });

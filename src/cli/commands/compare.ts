@@ -1,6 +1,6 @@
 import cliProgress from 'cli-progress';
 import { Option, type Command } from 'commander';
-import { relative, resolve } from 'node:path';
+import { relative } from 'node:path';
 import {
   defaultWorkers,
   resultsTable,
@@ -18,8 +18,7 @@ import { formatComparisonTable, frontierNames } from '../../report/table.ts';
 import { loadComparison, type ComparisonSetup } from '../../report/variants.ts';
 import { UserError } from '../../util/errors.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
-import { collect, formatDuration, keptTransformsNote, parseIntFlag, scenarioFlags } from '../util.ts';
-import { prepareOutDir } from '../../util/folders.ts';
+import { collect, formatDuration, keptTransformsNote, nonEmptyFlag, outDirFlag, parseIntFlag, scenarioFlags } from '../util.ts';
 
 interface CompareFlags {
   scenario?: string;
@@ -53,7 +52,8 @@ export function registerCompare(program: Command): void {
     .option('--out <dir>', 'output folder', 'out/compare')
     .option('--quiet', 'print nothing but errors')
     .action(async (o: CompareFlags) => {
-      const out = prepareOutDir('--out', resolve(o.out));
+      nonEmptyFlag('--baseline', o.baseline, 'variant name');
+      const out = outDirFlag('--out', o.out);
       const setup = loadComparison({ ...scenarioFlags(o), variants: o.variant });
       keptTransformsNote(o, setup.base.workload);
       const seeds = o.seeds === undefined ? undefined : parseSeedsFlag(o.seeds, setup.base.seed);

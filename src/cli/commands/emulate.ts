@@ -3,9 +3,8 @@ import type { Command } from 'commander';
 import { startEmulator } from '../../live/emulator/server.ts';
 import { loadCatalogFile } from '../../model/catalog.ts';
 import { UserError } from '../../util/errors.ts';
-import { parseIntFlag, parseNumberFlag } from '../util.ts';
+import { nonEmptyFlag, parseIntFlag, parseNumberFlag } from '../util.ts';
 import { parseTimerSecondsFlag } from '../../live/timers.ts';
-import { nonEmptyFlag } from '../../live/http-util.ts';
 
 interface EmulateFlags {
   model: string;

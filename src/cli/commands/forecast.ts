@@ -1,16 +1,16 @@
 import { Option, type Command } from 'commander';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { score, type Metrics } from '../../forecast/backtest.ts';
 import { holdoutWindow, MODEL_CHOICES, runForecast, type ModelChoice, type RunResult } from '../../forecast/pipeline.ts';
-import { buildSeries, parseGranularity, parseKeyFields, SERIES_METRICS, type SeriesMetric } from '../../forecast/series.ts';
+import { buildSeries, parseGranularity as parseGranularityText, parseKeyFields as parseKeyFieldsText, SERIES_METRICS, type SeriesMetric } from '../../forecast/series.ts';
 import { IMPUTATIONS, readSeriesCsv, type Imputation } from '../../forecast/series-csv.ts';
 import { fitWorkloadTypes, typeLabeller } from '../../forecast/workload-types.ts';
-import { UserError } from '../../util/errors.ts';
+import { ConfigError, UserError } from '../../util/errors.ts';
 import { detectFormat, openTrace } from '../../workload/index.ts';
 import { TRACE_FORMATS, type TraceFormat, type TraceRequest } from '../../workload/types.ts';
-import { parseIntFlag } from '../util.ts';
-import { prepareOutDir } from '../../util/folders.ts';
+import { nonEmptyFlag, outDirFlag, parseIntFlag } from '../util.ts';
+import { csvCell } from '../../util/csv.ts';
 
 interface Flags {
   trace?: string;
@@ -76,7 +76,9 @@ export function registerForecast(program: Command): void {
       if (cmd.getOptionValueSource('types') === 'cli' && !(o.trace !== undefined && parseKeyFields(o.key ?? '').includes('type'))) {
         throw new UserError('--types: only read with --trace and --key type (k-means workload types), e.g. --key type --types 4');
       }
-      const out = prepareOutDir('--out', resolve(o.out));
+      nonEmptyFlag('--trace', o.trace, 'trace file');
+      nonEmptyFlag('--series', o.series, 'series file');
+      const out = outDirFlag('--out', o.out);
       if ((o.trace === undefined) === (o.series === undefined)) throw new UserError('forecast: give exactly one of --trace FILE or --series FILE');
       if (o.series !== undefined) rejectGiven(cmd, TRACE_ONLY, 'only read with --trace (a --series file is already one series)');
       else rejectGiven(cmd, SERIES_ONLY, 'only read with --series (trace buckets are never missing: an empty one is 0)');
@@ -112,7 +114,12 @@ function rejectGiven(cmd: Command, flags: Record<string, string>, why: string): 
 }
 
 function seriesInput(path: string, impute: Imputation): { inputs: Named[]; note: InputNote } {
-  const s = readSeriesCsv(path, impute);
+  let s;
+  try {
+    s = readSeriesCsv(path, impute);
+  } catch (e) {
+    throw (e instanceof ConfigError && timestampCollapse(e, path)) || e;
+  }
   const n = s.imputed.filter(Boolean).length;
   const text = n > 0 ? `filled ${n} missing ${s.stepS} s steps of ${s.values.length} points by --impute ${impute}` : '';
   return { inputs: [{ key: 'series', t0: s.timestampsS[0]!, stepS: s.stepS, values: s.values, imputed: s.imputed }], note: { text, json: { imputedPoints: n } } };
@@ -128,7 +135,10 @@ function traceInputs(o: Flags): { inputs: Named[]; note: InputNote } {
   if (keys.includes('type')) {
     // OServe's types: k-means on (input, output) lengths of the whole trace, true lengths (offline history).
     const k = parseIntFlag('--types', o.types);
-    typeOf = typeLabeller(fitWorkloadTypes([...source], { k, seed: parseIntFlag('--seed', o.seed) }));
+    if (k < 1 || k > MAX_TYPES) throw new UserError(`--types: expected an integer from 1 to ${MAX_TYPES} (k-means workload types), got ${o.types.trim()}`);
+    const requests = [...source];
+    if (requests.length < k) throw new UserError(`--types ${k}: expected at most as many workload types as ${path} has requests (${requests.length})`);
+    typeOf = typeLabeller(fitWorkloadTypes(requests, { k, seed: parseIntFlag('--seed', o.seed) }));
   }
   const all = buildSeries(source, { stepS, keys, typeOf });
   if (all.length === 0) throw new UserError(`${path}: the trace has no requests`);
@@ -141,6 +151,75 @@ function traceInputs(o: Flags): { inputs: Named[]; note: InputNote } {
   const lastS = all[0]!.startS + (buckets - 1) * stepS;
   const note = { text: `left out the last, partial ${o.granularity} bucket (from ${lastS} s; ${dropped} requests)`, json: { droppedLastBucketS: lastS, droppedRequests: dropped } };
   return { inputs: all.map((s) => ({ key: s.key, t0: s.startS, stepS, values: s[o.metric].slice(0, -1) })), note };
+}
+
+/** The library's parsers name the value (`granularity: …`, `key: …`); on the command line it is the flag. */
+function asFlag<T>(name: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof UserError && e.message.startsWith(`${name}: `)) throw new UserError(`--${e.message}`);
+    throw e;
+  }
+}
+const parseGranularity = (text: string) => asFlag('granularity', () => parseGranularityText(text));
+const parseKeyFields = (text: string) => asFlag('key', () => parseKeyFieldsText(text));
+
+/** The most k-means workload types `--types` asks for: each one is a series of its own to fit and forecast. */
+const MAX_TYPES = 1000;
+
+/**
+ * A series row "not after" the row before it where both times were written differently but read as the same
+ * double: past 2^53 (about 9e15) consecutive doubles are more than 1 apart (at 1e300, about 1e284), so rows a step
+ * apart collapse onto one number. That is a precision problem, not an unsorted file: say so (undefined when the
+ * error is something else, e.g. a real duplicate).
+ */
+function timestampCollapse(e: ConfigError, path: string): ConfigError | undefined {
+  const { line, path: field, got } = e.issue;
+  if (field !== 'timestamp_s' || line === undefined || typeof got !== 'number') return undefined;
+  let lines: string[];
+  try {
+    lines = readFileSync(path, 'utf8').split(/\r?\n/);
+  } catch {
+    return undefined;
+  }
+  const cell = (l: string) => l.split(',')[0]!.trim();
+  const cur = cell(lines[line - 1] ?? '');
+  let prev: string | undefined;
+  for (let i = line - 2; i >= 0 && prev === undefined; i--) {
+    const l = lines[i]!.trim();
+    if (l !== '' && !l.startsWith('#')) prev = cell(l);
+  }
+  if (prev === undefined || Number(prev) !== got || Number(cur) !== got || decimalKey(prev) === decimalKey(cur)) return undefined;
+  const gap = ulp(got);
+  return new ConfigError({
+    source: path,
+    line,
+    path: 'timestamp_s',
+    expected: `a time that stays distinct from the row before as a number (both read as ${got}: doubles at that magnitude are ${gap.toPrecision(3)} s apart); write times relative to the series start (|t| below 2^53 ≈ 9.0e15 s keeps whole seconds exact)`,
+    got: cur,
+  });
+}
+
+/** The gap between a double and the next one up. */
+function ulp(x: number): number {
+  const a = Math.abs(x);
+  return a === 0 ? Number.MIN_VALUE : 2 ** (Math.floor(Math.log2(a)) - 52);
+}
+
+/** A decimal number's text in one canonical form (sign, digits without leading or trailing zeros, exponent): equal keys, equal values. */
+function decimalKey(text: string): string {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (!m) return text;
+  let digits = (m[2] ?? '') + (m[3] ?? '');
+  let exp = Number(m[4] ?? 0) - (m[3] ?? '').length;
+  digits = digits.replace(/^0+/, '');
+  if (digits === '') return '0';
+  while (digits.endsWith('0')) {
+    digits = digits.slice(0, -1);
+    exp++;
+  }
+  return `${m[1] === '-' ? '-' : ''}${digits}e${exp}`;
 }
 
 function forecastCsv(results: { input: Named; res: RunResult }[]): string {
@@ -219,6 +298,3 @@ function fmt(v: number): string {
   return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(12)));
 }
 
-function csvCell(s: string): string {
-  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}

@@ -14,6 +14,7 @@ import { openWorkload } from '../../workload/schema.ts';
 import { TRACE_FORMATS, type TraceRequest } from '../../workload/types.ts';
 import { collect, counterProgress, keptTransformsNote, parseIntFlag, scenarioFlags } from '../util.ts';
 import { prepareOutDir } from '../../util/folders.ts';
+import { csvCell } from '../../util/csv.ts';
 
 interface ReplayFlags {
   url: string;
@@ -176,5 +177,4 @@ function* countSent(src: Iterable<TraceRequest>, onEach: (r: TraceRequest) => vo
 }
 
 const num = (v: number) => (Number.isFinite(v) ? String(v) : '');
-const csvCell = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 

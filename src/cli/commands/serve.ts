@@ -3,12 +3,11 @@ import type { Command } from 'commander';
 import { Pool } from 'undici';
 import { BACKEND_URL_EXPECTED, backendBaseUrl, gatewayConfigSchema, loadGatewayConfig, type GatewayConfig } from '../../live/gateway/config.ts';
 import { startGateway } from '../../live/gateway/gateway.ts';
-import { nonEmptyFlag } from '../../live/http-util.ts';
 import { autoscalerFromConfig } from '../../live/autoscaler/from-config.ts';
 import { ROUTER_NAMES } from '../../policy/routing/registry.ts';
 import { issueError } from '../../util/config-file.ts';
 import { UserError } from '../../util/errors.ts';
-import { parseIntFlag } from '../util.ts';
+import { nonEmptyFlag, parseIntFlag } from '../util.ts';
 
 interface ServeFlags {
   config?: string;

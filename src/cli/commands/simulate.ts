@@ -1,5 +1,4 @@
 import { Option, type Command } from 'commander';
-import { resolve } from 'node:path';
 import { writeRunOutputs } from '../../metrics/write.ts';
 import { summarize } from '../../metrics/summary.ts';
 import { loadScenario } from '../../scenario/load.ts';
@@ -8,8 +7,7 @@ import { simulate } from '../../sim/simulator.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
 import { formatCommand, writeRunReport } from '../../report/run-report.ts';
 import { printSummary } from '../print.ts';
-import { collect, keptTransformsNote, progressReporter, scenarioFlags } from '../util.ts';
-import { prepareOutDir } from '../../util/folders.ts';
+import { collect, keptTransformsNote, nonEmptyFlag, outDirFlag, progressReporter, scenarioFlags } from '../util.ts';
 
 export function registerSimulate(program: Command): void {
   program
@@ -26,7 +24,8 @@ export function registerSimulate(program: Command): void {
     .option('--no-report', 'skip report.html (charts take ≈0.5–1 s to render)')
     .option('--quiet', 'print nothing but errors')
     .action(async (o: { scenario?: string; set: string[]; trace?: string; traceFormat?: string; engine: 'fast' | 'step'; seed?: string; variant?: string; out: string; report: boolean; quiet?: boolean }) => {
-      const out = prepareOutDir('--out', resolve(o.out));
+      nonEmptyFlag('--variant', o.variant, 'variant name');
+      const out = outDirFlag('--out', o.out);
       const { scenario, baseDir } = o.variant !== undefined ? loadVariant(scenarioFlags(o), o.variant) : loadScenario(scenarioFlags(o));
       keptTransformsNote(o, scenario.workload);
       const progress = progressReporter(o.quiet ?? false);

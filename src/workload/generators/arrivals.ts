@@ -29,6 +29,16 @@ export type ArrivalSpec =
 
 const DAY_S = 86_400;
 
+/**
+ * The smallest gamma cv: the shape 1/cv² is then at most 10¹², where Marsaglia–Tsang's acceptance test (terms of
+ * size shape · c·x cancelling to O(1)) still has about 10⁻⁴ of absolute precision; gaps spread by 10⁻⁶ of their mean
+ * are evenly spaced arrivals for any fleet. Below it the sampler degrades, and at cv < 1e-154 the shape overflows to
+ * Infinity and the sampler never returns.
+ */
+export const MIN_GAMMA_CV = 1e-6;
+/** The largest gamma cv: a shape 1/cv² below 1/400 makes inter-arrival gaps underflow to 0 (endless arrivals at one instant). */
+export const MAX_GAMMA_CV = 20;
+
 /** The instantaneous rate λ(t) of a spec (constant for poisson and gamma). */
 export function rateAt(spec: ArrivalSpec): (tS: number) => number {
   switch (spec.kind) {
@@ -92,7 +102,7 @@ export function checkArrivals(spec: ArrivalSpec): void {
       return;
     case 'gamma':
       if (!(spec.ratePerS > 0 && Number.isFinite(spec.ratePerS))) throw bad(`ratePerS > 0, got ${spec.ratePerS}`);
-      if (!(spec.cv > 0 && Number.isFinite(spec.cv))) throw bad(`cv > 0, got ${spec.cv}`);
+      if (!(spec.cv >= MIN_GAMMA_CV && spec.cv <= MAX_GAMMA_CV)) throw bad(`cv in [${MIN_GAMMA_CV}, ${MAX_GAMMA_CV}], got ${spec.cv}`);
       return;
     case 'curve':
       if (!(spec.baseRatePerS > 0)) throw bad(`baseRatePerS > 0, got ${spec.baseRatePerS}`);

@@ -20,7 +20,14 @@ export function labelPicker(spec: LabelSpec, key: string): LabelPicker {
     throw new UserError(`labels.${key}: expected a name or a map of names to weights ≥ 0 with a positive sum, got ${JSON.stringify(spec)}`);
   }
   if (names.length === 1) return () => names[0]!;
-  const total = weights.reduce((s, w) => s + w, 0);
+  // Weights near the largest double can sum to Infinity, and w / Infinity is 0 for every name (the last would take
+  // every draw): then scale them by the largest first, which keeps their ratios and a finite sum (at most n).
+  let total = weights.reduce((s, w) => s + w, 0);
+  if (!Number.isFinite(total)) {
+    const max = Math.max(...weights);
+    for (let i = 0; i < weights.length; i++) weights[i] = weights[i]! / max;
+    total = weights.reduce((s, w) => s + w, 0);
+  }
   const cum = new Float64Array(names.length);
   let acc = 0;
   weights.forEach((w, i) => (cum[i] = acc += w / total));
