@@ -282,9 +282,25 @@ export const scenarioSchema = z
           .enum([...(Object.keys(lengthPredictors) as LengthPredictorName[]), 'noisy', 'learned'])
           .default('oracle')
           .transform((n): LengthPredictorName => (n === 'noisy' ? 'noisy-oracle' : n === 'learned' ? 'online-regressor' : n)),
+        /**
+         * The noisy oracle's knobs (digest §9.1a): `biasTokens` added to every prediction (negative: under-predict,
+         * which stresses the anticipator's +0.2·D̂ extension); `relativeErrors`, a list of error proportions ρ (e.g.
+         * your predictor's test errors): D̂ = D·(1 + ρ), ρ drawn per request, instead of PreServe's absolute mixture.
+         */
+        noisy: z
+          .object({
+            biasTokens: z.number().min(-1e6).max(1e6).default(0),
+            relativeErrors: z.array(z.number().gt(-1).max(1000)).min(1).max(1_000_000).optional(),
+          })
+          .strict()
+          .default({ biasTokens: 0 }),
       })
       .strict()
-      .default({ length: 'oracle' }),
+      .refine((p) => p.length === 'noisy-oracle' || (p.noisy.biasTokens === 0 && p.noisy.relativeErrors === undefined), {
+        message: 'prediction.length noisy (noisy-oracle) for these knobs: the other predictors take none',
+        path: ['noisy'],
+      })
+      .default({ length: 'oracle', noisy: { biasTokens: 0 } }),
     slo: sloSchema
       // A tier's targets: what it leaves out comes from the top-level ones (metrics/summary.ts), not the defaults above.
       .extend({ tiers: z.record(z.string(), tierSloSchema).default({}) })

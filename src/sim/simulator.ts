@@ -187,7 +187,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   const scaler = scaling.policy === 'none' || scaling.policy === 'scheduled' ? null : createScaler(scaling.policy, scalerOptions, { rng: rng.fork('scaler') });
   const governor = new Governor({ upCooldownS: scaling.upCooldownS, downCooldownS: scaling.downCooldownS, maxStep: scaling.maxStep });
   // Output-length prediction: what policies see at arrival; it learns from each completion.
-  const predictor = lengthPredictors[sc.prediction.length](hash32(`${sc.seed}/prediction`));
+  const predictor = lengthPredictors[sc.prediction.length](hash32(`${sc.seed}/prediction`), sc.prediction.noisy);
   const arrivalsByKey = new Map<string, { model: string; region: string; tier: string; requests: number; inputTokens: number; predictedOutputTokens: number; outputTokens: number }>();
   checkScenarioNames(sc, catalog);
   const workload = openWorkload(sc.workload, rng.fork('workload'), baseDir);

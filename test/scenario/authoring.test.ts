@@ -76,6 +76,10 @@ test('perf without kind is the roofline (or a profile when it has a path); a quo
   // Absurd efficiencies are named where they were set (they used to fail later, blaming output.timelineIntervalS).
   refuses(['perf.efficiency.stepOverheadS=1e6'], /^--set perf\.efficiency\.stepOverheadS=1e6 perf\.efficiency\.stepOverheadS: expected ≤ 60, got 1000000$/);
   refuses(['perf.efficiency.compute=1e-300'], /perf\.efficiency\.compute: expected ≥ 0\.001, got 1e-300$/);
+  // The noisy oracle's knobs apply to it only; ρ ≤ −1 would predict nothing.
+  refuses(['prediction.noisy.biasTokens=5'], /prediction\.noisy: expected prediction\.length noisy \(noisy-oracle\) for these knobs/);
+  refuses(['prediction.length=noisy', 'prediction.noisy.relativeErrors=[-1]'], /prediction\.noisy\.relativeErrors\[0\]: expected > -1, got -1$/);
+  assert.deepEqual(loadScenario({ file: 'scenarios/default.yaml', sets: ['prediction.length=noisy', 'prediction.noisy.relativeErrors=[-0.2, 0.3]'] }).scenario.prediction, { length: 'noisy-oracle', noisy: { biasTokens: 0, relativeErrors: [-0.2, 0.3] } });
   const raw: Record<string, unknown> = {};
   applyOverrides(raw, ['scaling.options.thetaTps."llama3.1-8b"=1000', 'fleet.pools."0".name=x']);
   assert.deepEqual(raw, { scaling: { options: { thetaTps: { 'llama3.1-8b': 1000 } } }, fleet: { pools: { '0': { name: 'x' } } } });

@@ -10,6 +10,12 @@ export interface NoisyOracleOptions {
   largeMean: number;
   /** Added to every prediction before clamping (negative = under-predict). */
   biasTokens: number;
+  /**
+   * Relative errors ρ ("error proportions", as PreServe's RQ2 drew them from its predictor's test errors, which are
+   * not published): when given, a request's prediction is D · (1 + ρ) with ρ drawn from this list, instead of the
+   * absolute mixture. Each ρ > −1.
+   */
+  relativeErrors?: readonly number[];
 }
 
 /**
@@ -28,6 +34,7 @@ export const PRESERVE_ERROR: Omit<NoisyOracleOptions, 'seed'> = { pSmall: 0.61, 
  */
 export function noisyOracleLength(opts: Partial<NoisyOracleOptions> = {}): LengthPredictor {
   const o = { seed: 1, ...PRESERVE_ERROR, ...opts };
+  if (o.relativeErrors !== undefined) return relativeNoisyOracle(o.seed, o.relativeErrors, o.biasTokens);
   // P(|e| ≤ spread) = 0.8, so [D̂ − spread, D̂ + spread] is an 80% interval (≈ 119 tokens for PreServe's mix).
   const spread = absErrorQuantile(o, 0.8);
   return {
@@ -42,6 +49,26 @@ export function noisyOracleLength(opts: Partial<NoisyOracleOptions> = {}): Lengt
       else if (sign > 0 && d + size > MAX_OUTPUT_TOKENS && d - size >= 1) sign = -1;
       const point = clampTokens(d + sign * size + o.biasTokens);
       return { point, p10: clampTokens(point - spread), p50: point, p90: clampTokens(point + spread) };
+    },
+    observe: () => {},
+  };
+}
+
+/**
+ * The relative variant: D̂ = D · (1 + ρ) + bias, ρ drawn uniformly from `errors` per request (same seed and id,
+ * same draw). The 80 % interval is ± the 80th percentile of |ρ| around the point.
+ */
+function relativeNoisyOracle(seed: number, errors: readonly number[], biasTokens: number): LengthPredictor {
+  if (errors.length === 0 || errors.some((e) => !(e > -1) || !Number.isFinite(e))) throw new RangeError('relativeErrors: expected finite errors > −1');
+  const abs = errors.map(Math.abs).sort((a, b) => a - b);
+  const spread = abs[Math.min(abs.length - 1, Math.floor(0.8 * abs.length))]!;
+  return {
+    name: 'noisy-oracle',
+    predict(r) {
+      const rng = new Rng(hash32(`${seed}/length/${r.id}`));
+      const rho = errors[Math.floor(rng.next() * errors.length)]!;
+      const point = clampTokens(r.outputTokens * (1 + rho) + biasTokens);
+      return { point, p10: clampTokens(point * (1 - spread)), p50: point, p90: clampTokens(point * (1 + spread)) };
     },
     observe: () => {},
   };

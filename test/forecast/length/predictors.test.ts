@@ -44,6 +44,17 @@ test('the noisy oracle is a pure function of seed and request id, and its bias k
   assert.ok(Math.abs(absErrorQuantile(PRESERVE_ERROR, 0.8) - 119) < 2);
 });
 
+test('the noisy oracle\'s relative variant predicts D · (1 + ρ) + bias with ρ drawn from the given list (prediction.noisy)', () => {
+  const r = requests(400);
+  const half = lengthPredictors['noisy-oracle'](7, { relativeErrors: [0.5] });
+  assert.ok(r.every((x) => half.predict(x).point === Math.min(4096, Math.max(1, Math.round(x.outputTokens * 1.5)))));
+  const mixed = lengthPredictors['noisy-oracle'](7, { relativeErrors: [-0.5, 1], biasTokens: 3 });
+  const ratios = new Set(r.filter((x) => x.outputTokens >= 40).map((x) => Math.round(((mixed.predict(x).point - 3) / x.outputTokens) * 10) / 10));
+  assert.deepEqual([...ratios].sort(), [0.5, 2]);
+  assert.deepEqual(r.map((x) => mixed.predict(x)), r.map((x) => lengthPredictors['noisy-oracle'](7, { relativeErrors: [-0.5, 1], biasTokens: 3 }).predict(x)));
+  assert.throws(() => noisyOracleLength({ relativeErrors: [-1] }), /relativeErrors/);
+});
+
 test('predictors other than the oracles never read the true output length at predict time', () => {
   const reqs = requests(300);
   for (const make of [() => keyQuantilesLength(), () => onlineRegressorLength()]) {
