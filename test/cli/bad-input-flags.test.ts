@@ -1,22 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { refusedInOneLine, runCli } from '../helpers/cli.ts';
 
 // Bad flag values and bad input files for simulate, compare and forecast: exit 2 with one line `llmfleet: …` naming
 // the flag or the file, nothing written. The timeout only stops a hung run (the test then fails on its exit status).
-const BIN = resolve('bin/llmfleet.js');
 const CONV = resolve('data/azure-llm/AzureLLMInferenceTrace_conv.csv');
-const cli = (args: string[], cwd?: string) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 30_000, ...(cwd ? { cwd } : {}) });
+const cli = runCli;
 const tmp = () => realpathSync(mkdtempSync(join(tmpdir(), 'llmfleet-badflags-')));
-
-function oneLine(r: ReturnType<typeof cli>, what: string): string {
-  assert.equal(r.status, 2, `${what}: exit ${r.status} (signal ${r.signal}): ${r.stderr}`);
-  assert.match(r.stderr, /^llmfleet: [^\n]+\n$/, `${what}: one line: ${JSON.stringify(r.stderr)}`);
-  return r.stderr.slice('llmfleet: '.length, -1);
-}
+/** The refusal's message, without the `llmfleet: ` prefix and the newline. */
+const oneLine = (r: ReturnType<typeof cli>, what: string): string => refusedInOneLine(r, what).slice('llmfleet: '.length, -1);
 
 /** A 50-request slice of the Azure conversation trace. */
 function smallTrace(dir: string): string {

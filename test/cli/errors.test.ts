@@ -1,21 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, realpathSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { refusedInOneLine, runCli } from '../helpers/cli.ts';
 
 // Bad input exits 2 with one line `llmfleet: …` naming the file (as an absolute path) or the flag; never a stack
 // trace, never a hang. The timeout only stops a hung run (the test then fails on its exit status), it times nothing.
-const BIN = resolve('bin/llmfleet.js');
-const cli = (args: string[], cwd?: string) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 20_000, ...(cwd ? { cwd } : {}) });
+const cli = runCli;
 const tmp = () => realpathSync(mkdtempSync(join(tmpdir(), 'llmfleet-errors-')));
-
-function oneLine(r: ReturnType<typeof cli>, what: string): string {
-  assert.equal(r.status, 2, `${what}: exit ${r.status} (signal ${r.signal}): ${r.stderr}`);
-  assert.match(r.stderr, /^llmfleet: [^\n]+\n$/, `${what}: one line: ${JSON.stringify(r.stderr)}`);
-  return r.stderr;
-}
+const oneLine = refusedInOneLine;
 
 test('an --out under /proc exits 2 with one line instead of looping forever in mkdir', { skip: !existsSync('/proc/self') && 'no /proc' }, () => {
   const cases: [string[], string][] = [

@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /** Starts `llmfleet ARGS…` as a process and resolves with the URL it prints on stderr ("… at http://…"). */
 export function startCli(args: string[]): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
@@ -63,4 +64,16 @@ export function printed(f: () => void): string {
     process.stdout.write = write;
   }
   return out;
+}
+
+/** Runs the CLI to its end (the timeout only stops a hung run: the test then fails on its exit status). */
+export function runCli(args: string[], cwd?: string): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [resolve('bin/llmfleet.js'), ...args], { encoding: 'utf8', timeout: 30_000, ...(cwd ? { cwd } : {}) });
+}
+
+/** Asserts a run was refused as bad input (exit 2, one line `llmfleet: …` on stderr) and returns that stderr. */
+export function refusedInOneLine(r: SpawnSyncReturns<string>, what: string): string {
+  assert.equal(r.status, 2, `${what}: exit ${r.status} (signal ${r.signal}): ${r.stderr}`);
+  assert.match(r.stderr, /^llmfleet: [^\n]+\n$/, `${what}: one line: ${JSON.stringify(r.stderr)}`);
+  return r.stderr;
 }
