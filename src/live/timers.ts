@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UserError } from '../util/errors.ts';
+import { parseDecimal } from '../util/decimal.ts';
 
 /**
  * The one place for "a duration that becomes a Node timer". setTimeout, setInterval, AbortSignal.timeout and
@@ -31,8 +32,8 @@ export const timerSeconds = z
  * naming the flag (exit 2).
  */
 export function parseTimerSecondsFlag(flag: string, v: string, min = 0): number {
-  const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n < min) throw new UserError(`${flag}: expected a number of seconds ≥ ${min}, got '${v}'`);
+  const n = parseDecimal(v);
+  if (!Number.isFinite(n) || n < min) throw new UserError(`${flag}: expected a number of seconds ≥ ${min}, got '${v}'`);
   if (n > MAX_TIMER_S) throw new UserError(`${flag}: expected a number of seconds ≤ ${MAX_TIMER_S} ${WHY}, got '${v}'`);
   return n;
 }

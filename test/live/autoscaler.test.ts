@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { advisoryActuator } from '../../src/live/autoscaler/advisory.ts';
 import { LiveAutoscaler } from '../../src/live/autoscaler/controller.ts';
+import { autoscalerFromConfig } from '../../src/live/autoscaler/from-config.ts';
 import { kubeActuator } from '../../src/live/autoscaler/kubernetes.ts';
 import { processActuator } from '../../src/live/autoscaler/process.ts';
 import type { GatewayHandle, ScaledPool } from '../../src/live/autoscaler/types.ts';
@@ -194,12 +195,19 @@ describe('live autoscaler', { timeout: 40_000 }, () => {
     }
   });
 
-  it('the Kubernetes actuator reads and patches the Deployment scale subresource as the apps/v1 API documents', async () => {
+  it('the Kubernetes actuator reads and patches the Deployment scale subresource as the apps/v1 API documents, and makes each serving pod a backend', async () => {
     // A loopback stand-in for the API server, checking requests against the documented contract:
     // GET/PATCH /apis/apps/v1/namespaces/{ns}/deployments/{name}/scale (autoscaling/v1 Scale),
     // PATCH with Content-Type application/merge-patch+json and body {"spec":{"replicas":N}};
-    // GET /apis/apps/v1/namespaces/{ns}/deployments/{name} for status.readyReplicas.
+    // GET /apis/apps/v1/namespaces/{ns}/deployments/{name} for status.readyReplicas and spec.selector;
+    // GET /api/v1/namespaces/{ns}/pods?labelSelector=… (core/v1 PodList) for the pods behind it.
     let replicas = 2;
+    const pod = (name: string, ip: string | undefined, ready: boolean, deleting = false) => ({
+      metadata: { name, namespace: 'llm', ...(deleting ? { deletionTimestamp: '2026-11-27T00:00:00Z' } : {}) },
+      status: { phase: ip ? 'Running' : 'Pending', ...(ip ? { podIP: ip } : {}), conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+    });
+    let pods = [pod('a', '10.0.0.5', true), pod('b', undefined, false), pod('c', '10.0.0.7', true, true), pod('d', 'fd00::9', false)];
+    const selector = { matchLabels: { app: 'vllm-8b' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['gpu', 'spot'] }] };
     const seen: { method: string; url: string; type?: string; body: string }[] = [];
     const server = createServer((req: IncomingMessage, res) => {
       let body = '';
@@ -215,7 +223,11 @@ describe('live autoscaler', { timeout: 40_000 }, () => {
           return res.end(JSON.stringify(scale()));
         }
         if (req.url === '/apis/apps/v1/namespaces/llm/deployments/vllm-8b' && req.method === 'GET') {
-          return res.end(JSON.stringify({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'vllm-8b', namespace: 'llm' }, spec: { replicas }, status: { replicas, readyReplicas: 2 } }));
+          return res.end(JSON.stringify({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'vllm-8b', namespace: 'llm' }, spec: { replicas, selector }, status: { replicas, readyReplicas: 2 } }));
+        }
+        const u = new URL(req.url!, 'http://x');
+        if (u.pathname === '/api/v1/namespaces/llm/pods' && u.searchParams.get('labelSelector') === 'app=vllm-8b,tier in (gpu,spot)' && req.method === 'GET') {
+          return res.end(JSON.stringify({ apiVersion: 'v1', kind: 'PodList', metadata: {}, items: pods }));
         }
         res.statusCode = 404;
         res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }));
@@ -230,10 +242,22 @@ describe('live autoscaler', { timeout: 40_000 }, () => {
         contexts: [{ name: 'c', cluster: 'fake', user: 'u' }],
         currentContext: 'c',
       });
-      const act = kubeActuator({ namespace: 'llm', deployments: { main: 'vllm-8b' }, kubeConfig: kc });
+      const gw = fakeGateway(0);
+      const drained: number[] = [];
+      gw.drainBackend = async (id) => {
+        drained.push(id);
+        gw.fleet.instances[id].removed = true;
+      };
+      const act = kubeActuator(gw, { namespace: 'llm', deployments: { main: 'vllm-8b' }, port: 8000, kubeConfig: kc });
       assert.equal(await act.add(POOL, 1), 'llm/vllm-8b: replicas 2 → 3');
-      await act.refresh!([POOL]);
+      assert.equal(await act.refresh!([POOL]), 'llm/vllm-8b pods: +http://10.0.0.5:8000', 'only the Running, Ready pod that is not being deleted');
       assert.equal(act.pending(POOL), 1, '3 asked for, 2 ready');
+      assert.deepEqual(gw.fleet.instances.map((b) => [b.url, b.model]), [['http://10.0.0.5:8000', MODEL]]);
+      assert.equal(await act.refresh!([POOL]), undefined, 'nothing changed');
+      pods = [pod('a', '10.0.0.5', true, true), pod('d', 'fd00::9', true)];
+      assert.equal(await act.refresh!([POOL]), 'llm/vllm-8b pods: +http://[fd00::9]:8000 −http://10.0.0.5:8000');
+      assert.deepEqual(drained, [0], 'the pod being deleted is drained');
+      assert.deepEqual(gw.fleet.instances.filter((b) => !b.removed).map((b) => b.url), ['http://[fd00::9]:8000']);
       assert.equal(await act.remove(POOL, 2), 'llm/vllm-8b: replicas 3 → 1');
       const patches = seen.filter((s) => s.method === 'PATCH');
       assert.equal(patches.length, 2);
@@ -242,9 +266,17 @@ describe('live autoscaler', { timeout: 40_000 }, () => {
         assert.equal(p.type, 'application/merge-patch+json');
       }
       assert.deepEqual(patches.map((p) => JSON.parse(p.body)), [{ spec: { replicas: 3 } }, { spec: { replicas: 1 } }]);
-      assert.ok(seen.every((s) => s.url.startsWith('/apis/apps/v1/namespaces/llm/deployments/vllm-8b')));
+      assert.ok(seen.every((s) => s.url.startsWith('/apis/apps/v1/namespaces/llm/deployments/vllm-8b') || s.url.startsWith('/api/v1/namespaces/llm/pods?')));
     } finally {
       server.close();
     }
+  });
+
+  it('refuses a Kubernetes actuator without a Deployment for an autoscaled pool at load, naming the field', () => {
+    const cfg = gatewayConfigSchema.parse({
+      pools: [{ model: MODEL }],
+      autoscaler: { policy: 'reactive', pools: [{ model: MODEL, maxCount: 2 }], actuator: { kind: 'kubernetes', namespace: 'llm', deployments: { other: 'vllm-8b' } } },
+    });
+    assert.throws(() => autoscalerFromConfig(cfg, fakeGateway(0), () => 0), /autoscaler\.actuator\.deployments: expected a Deployment for autoscaler\.pools\[0\] \(key 'llama3\.1-8b'/);
   });
 });

@@ -50,7 +50,7 @@ describe('emulate and serve commands', { timeout: 90_000 }, () => {
       [['serve', '--config', config('path.yaml', pool('"http://127.0.0.1:1/v1?x=1"'))], /path\.yaml:3 pools\[0\]\.backends\[0\]: expected a base URL/],
       [['serve', '--config', config('port.yaml', pool('"http://127.0.0.1:99999"'))], /port\.yaml:3 pools\[0\]\.backends\[0\]: expected a base URL/],
       [['serve', '--config', config('dup.yaml', pool('"http://127.0.0.1:1", "http://127.0.0.1:1/"'))], /dup\.yaml:3 pools\[0\]\.backends\[1\]: expected a backend not already listed \(pools\[0\]\.backends\[0\]\)/],
-      [['serve', '--config', config('two.yaml', pool('"http://127.0.0.1:1"') + `  - model: ${MODEL}\n`)], /two\.yaml:4 pools\[1\]\.model: expected a model not already in pools\[0\]/],
+      [['serve', '--config', config('two.yaml', pool('"http://127.0.0.1:1"') + `  - model: ${MODEL}\n`)], /two\.yaml:4 pools\[1\]\.model: expected a model name not already served \('llama3\.1-8b' is pools\[0\]\.model\)/],
       [['serve', '--config', config('mig.yaml', pool('"http://127.0.0.1:1"') + 'routing:\n  policy: llumnix\n  options: { migration: { enabled: true } }\n')], /^llmfleet: routing\.options\.migration\.enabled: expected false in the live plane .*, got true$/m],
       [['serve', '--config', config('window.yaml', pool('"http://127.0.0.1:1"') + `autoscaler:\n  policy: preserve\n  intervalS: 10\n  options: { muPrefill: 1, muDecode: 1, muTotal: 1, windowS: 25 }\n  pools: [{ model: ${MODEL}, maxCount: 2 }]\n`)],
         /window\.yaml:7 autoscaler\.options\.windowS: expected a whole multiple of autoscaler\.intervalS \(10 s\): windows close at scaler ticks, got 25$/m],

@@ -201,7 +201,7 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
   });
 
   it('labels its metrics with the served name, as vLLM does', async () => {
-    const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 20, servedName: 'my-org/chat' });
+    const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 20, servedNames: ['my-org/chat'] });
     try {
       const s = parsePromText(await (await fetch(`${e.url}/metrics`)).text());
       const running = s.filter((x) => x.name === 'vllm:num_requests_running');

@@ -228,8 +228,9 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
 
   it('bad flags exit 2 with one line naming the flag', async () => {
     for (const [args, msg] of [
-      [['--url', 'http://127.0.0.1:1/v1'], /--url: expected the server's base URL without a path/],
-      [['--url', 'localhost:8000'], /--url: expected http:\/\/ or https:\/\//],
+      [['--url', 'http://127.0.0.1:1/v1'], /--url: expected a base URL like http:\/\/host:port \(http or https, port ≤ 65535, no path or query\); requests go to \/v1\/completions under it; got 'http:\/\/127\.0\.0\.1:1\/v1'$/m],
+      [['--url', 'localhost:8000'], /--url: expected a base URL like http:\/\/host:port/],
+      [['--url', 'http://user:pw@127.0.0.1:1'], /--url: expected a base URL like http:\/\/host:port/],
       [['--url', 'http://127.0.0.1:1', '--time-scale', '0'], /--time-scale: expected a number > 0, got '0'$/m],
       [['--url', 'http://127.0.0.1:1', '--max-in-flight', '0'], /--max-in-flight: expected an integer ≥ 1/],
       // Past Node's timer limit AbortSignal.timeout fired at once (or threw): every request failed as 'connection', exit 0.
@@ -242,5 +243,9 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
       assert.match(r.stderr, msg);
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     }
+    // An empty --out wrote summary.json and requests.csv into the current folder.
+    const r = await cli(['--url', 'http://127.0.0.1:1', '--model', MODEL, '--out', '']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^llmfleet: --out: expected a non-empty output folder/m);
   });
 });

@@ -56,7 +56,7 @@ describe('durations that become Node timers (≤ 2^31 − 1 ms, else they fire a
   it('startEmulator refuses an empty host or served name and a delay past the limit before listening', async () => {
     const base = { model: MODEL, hardware: 'h100-80gb', port: 0 };
     await assert.rejects(startEmulator({ ...base, host: '' }), /host: expected a non-empty listen address/);
-    await assert.rejects(startEmulator({ ...base, servedName: '' }), /servedName: expected a non-empty model name/);
+    await assert.rejects(startEmulator({ ...base, servedNames: [''] }), /servedNames: expected non-empty model names/);
     await assert.rejects(startEmulator({ ...base, crashAfterS: 3e6 }), RangeError);
     await assert.rejects(startEmulator({ ...base, startupDelayS: 3e6 }), RangeError);
   });

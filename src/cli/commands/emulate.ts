@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { startEmulator } from '../../live/emulator/server.ts';
 import { loadCatalogFile } from '../../model/catalog.ts';
 import { UserError } from '../../util/errors.ts';
-import { nonEmptyFlag, parseIntFlag, parseNumberFlag } from '../util.ts';
+import { MAX_TIME_SCALE, MIN_TIME_SCALE, nonEmptyFlag, parseIntFlag, parseNumberFlag, parseTimeScaleFlag } from '../util.ts';
 import { parseTimerSecondsFlag } from '../../live/timers.ts';
 
 interface EmulateFlags {
@@ -18,7 +18,7 @@ interface EmulateFlags {
   stallAfterTokens?: string;
   crashAfter?: string;
   seed: string;
-  servedName?: string;
+  servedName: string[];
   chatOutputTokens: string;
   kvBlocks?: string;
   maxNumSeqs?: string;
@@ -35,26 +35,25 @@ export function registerEmulate(program: Command): void {
     .option('--tp <n>', 'tensor-parallel degree', '1')
     .option('--host <addr>', 'listen address', '127.0.0.1')
     .option('--port <n>', 'listen port (0 = any free port)', '8000')
-    .option('--time-scale <x>', 'run x× faster than the modelled GPU', '1')
+    .option('--time-scale <x>', `run x× faster than the modelled GPU (${MIN_TIME_SCALE} to ${MAX_TIME_SCALE})`, '1')
     .option('--startup-delay <s>', 'wall seconds before /health is 200 (model load)', '0')
     .option('--error-rate <f>', 'fraction of requests answered with HTTP 500', '0')
     .option('--stall-after-tokens <n>', 'stop sending a response after n tokens (connection stays open)')
     .option('--crash-after <s>', 'drop all connections and exit after s wall seconds')
     .option('--seed <n>', 'seed of the failure injection', '1')
-    .option('--served-name <name>', 'model name clients use (default: --model)')
+    .option('--served-name <name>', 'a model name clients use (repeatable, as vLLM\'s --served-model-name a b; default: --model)', (v: string, prev: string[]) => [...prev, v], [])
     .option('--chat-output-tokens <n>', 'output tokens of a chat without max_tokens (its emulated EOS; at most the context left)', '256')
     .option('--kv-blocks <n>', 'override the KV capacity in 16-token blocks (default: from the memory plan)')
     .option('--max-num-seqs <n>', 'override the batch size limit (default 256)')
     .action(async (o: EmulateFlags) => {
       // An empty --host would listen on every interface, an empty --served-name serve a model with id ''.
       const host = nonEmptyFlag('--host', o.host, 'listen address');
-      const servedName = o.servedName === undefined ? undefined : nonEmptyFlag('--served-name', o.servedName, 'model name');
+      const servedNames = o.servedName.length === 0 ? undefined : o.servedName.map((n) => nonEmptyFlag('--served-name', n, 'model name'));
       const port = parseIntFlag('--port', o.port);
       if (port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got ${port}`);
       const tp = parseIntFlag('--tp', o.tp);
       if (tp < 1) throw new UserError(`--tp: expected an integer ≥ 1, got ${tp}`);
-      const timeScale = Number(o.timeScale);
-      if (o.timeScale.trim() === '' || !Number.isFinite(timeScale) || timeScale <= 0) throw new UserError(`--time-scale: expected a number > 0, got '${o.timeScale}'`);
+      const timeScale = parseTimeScaleFlag('--time-scale', o.timeScale);
       const errorRate = parseNumberFlag('--error-rate', o.errorRate, 0);
       if (errorRate > 1) throw new UserError(`--error-rate: expected a fraction in [0, 1], got ${errorRate}`);
       const intAtLeast = (min: number, flag: string, v: string | undefined) => {
@@ -69,7 +68,7 @@ export function registerEmulate(program: Command): void {
       if (kvBlocks !== undefined) engine.kvBlocks = kvBlocks;
       if (maxNumSeqs !== undefined) engine.maxNumSeqs = maxNumSeqs;
       // A bad file is a ConfigError naming it (and the line and field of a bad entry): exit 2, one line.
-      const catalog = o.catalog === undefined ? undefined : loadCatalogFile(resolve(o.catalog));
+      const catalog = o.catalog === undefined ? undefined : loadCatalogFile(resolve(nonEmptyFlag('--catalog', o.catalog, 'catalog file')));
       const emu = await startEmulator({
         model: o.model,
         hardware: o.hardware,
@@ -83,7 +82,7 @@ export function registerEmulate(program: Command): void {
         stallAfterTokens: intAtLeast(0, '--stall-after-tokens', o.stallAfterTokens),
         crashAfterS: o.crashAfter === undefined ? undefined : parseTimerSecondsFlag('--crash-after', o.crashAfter, 0),
         seed: parseIntFlag('--seed', o.seed),
-        servedName,
+        servedNames,
         chatOutputTokens: intAtLeast(1, '--chat-output-tokens', o.chatOutputTokens),
         engine,
         onCrash: () => {

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { RequestLog, latencyBlock, type LatencyBlock } from '../../metrics/collector.ts';
+import { join } from 'node:path';
+import { RequestLog, latencyBlock, sloTargetsText, type LatencyBlock } from '../../metrics/collector.ts';
 import type { Scenario } from '../../scenario/schema.ts';
 import { dist } from '../../metrics/stats.ts';
 import { loadScenario } from '../../scenario/load.ts';
@@ -12,8 +12,8 @@ import { UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { openWorkload } from '../../workload/schema.ts';
 import { TRACE_FORMATS, type TraceRequest } from '../../workload/types.ts';
-import { collect, counterProgress, keptTransformsNote, parseIntFlag, scenarioFlags } from '../util.ts';
-import { prepareOutDir } from '../../util/folders.ts';
+import { collect, counterProgress, keptTransformsNote, MAX_TIME_SCALE, MIN_TIME_SCALE, nonEmptyFlag, outDirFlag, parseIntFlag, parseTimeScaleFlag, scenarioFlags } from '../util.ts';
+import { BACKEND_URL_EXPECTED, backendBaseUrl } from '../../live/gateway/config.ts';
 import { csvCell } from '../../util/csv.ts';
 
 interface ReplayFlags {
@@ -44,7 +44,7 @@ export function registerReplay(program: Command): void {
     .addOption(new Option('--trace-format <format>', 'format of --trace (default: detected from the header)').choices([...TRACE_FORMATS]))
     .option('--seed <n>', 'random seed (overrides the scenario; the same seed sends the requests simulate replays)')
     .option('--model <name>', "model field of every request (default: the request's own label, else the first model of /v1/models)")
-    .option('--time-scale <x>', 'send x× faster and multiply client-side times by x: for emulators run with the same --time-scale (a real server: keep 1, raise the rate with --set workload.transforms.compress=X)', '1')
+    .option('--time-scale <x>', `send x× faster and multiply client-side times by x (${MIN_TIME_SCALE} to ${MAX_TIME_SCALE}): for emulators run with the same --time-scale (a real server: keep 1, raise the rate with --set workload.transforms.compress=X)`, '1')
     .option('--timeout <s>', 'wall seconds a request may take', '600')
     .option('--max-in-flight <n>', 'requests in flight beyond which a new one is counted as failed (client-overload), not sent', '10000')
     .option('--no-ignore-eos', "do not send vLLM's ignore_eos (for servers that reject it; outputs may then stop early)")
@@ -53,14 +53,14 @@ export function registerReplay(program: Command): void {
     .option('--quiet', 'print nothing but errors')
     .action(async (o: ReplayFlags) => {
       const base = baseUrl(o.url);
-      const timeScale = Number(o.timeScale);
-      if (o.timeScale.trim() === '' || !Number.isFinite(timeScale) || timeScale <= 0) throw new UserError(`--time-scale: expected a number > 0, got '${o.timeScale}'`);
+      const timeScale = parseTimeScaleFlag('--time-scale', o.timeScale);
+      // An empty --model sent every request for model '' (each failed at the server; replay exited 0).
+      nonEmptyFlag('--model', o.model, 'model name (leave the flag out to ask the server)');
       const timeoutS = parseTimerSecondsFlag('--timeout', o.timeout, 0.001);
       const maxInFlight = parseIntFlag('--max-in-flight', o.maxInFlight);
       if (maxInFlight < 1) throw new UserError(`--max-in-flight: expected an integer ≥ 1, got '${o.maxInFlight}'`);
-      const out = prepareOutDir('--out', resolve(o.out));
+      const out = outDirFlag('--out', o.out);
       const { scenario, baseDir } = loadScenario(scenarioFlags(o));
-      keptTransformsNote(o, scenario.workload);
       // The same stream of requests `simulate` replays for this scenario and seed.
       const workload = openWorkload(scenario.workload, new Rng(scenario.seed).fork('workload'), baseDir);
       const fallbackModel = o.model ?? (await firstServedModel(base, timeoutS, o.apiKey));
@@ -87,6 +87,8 @@ export function registerReplay(program: Command): void {
       } finally {
         progress.stop();
       }
+      // The --trace note once the run is through: a bad trace row or flag is then the run's one line on stderr.
+      keptTransformsNote(o, scenario.workload);
       const wallS = (performance.now() - started) / 1000;
       let lastEndS = 0;
       results.forEach((res, i) => {
@@ -132,7 +134,7 @@ export function registerReplay(program: Command): void {
                 `TTFT p50 ${formatLatency(b.ttft.p50)}, p99 ${formatLatency(b.ttft.p99)}; TPOT ${b.tpot.count > 0 ? `p50 ${formatLatency(b.tpot.p50)}, p99 ${formatLatency(b.tpot.p99)}` : '– (no request had more than one output token)'}; E2E p50 ${formatLatency(b.e2e.p50)}, p99 ${formatLatency(b.e2e.p99)} (client side${timeScale !== 1 ? `, ×${timeScale}` : ''})`,
               ]
             : []),
-          `SLO (TTFT ≤ ${b.slo.ttftS} s, TPOT ≤ ${b.slo.tpotS} s): ${b.requests.total > 0 ? `${formatAttainment(b.slo.attainment)} attained` : '–'}`,
+          `SLO (${sloTargetsText(b.slo)}): ${b.requests.total > 0 ? `${formatAttainment(b.slo.attainment)} attained` : '–'}`,
           `sent late by p99 ${formatLatency(late.p99)}; ${wallS.toFixed(1)} s wall`,
           `wrote ${out}/summary.json, requests.csv`,
         ];
@@ -156,17 +158,11 @@ function tierBlocks(log: RequestLog, slo: Scenario['slo']): { tiers?: Record<str
   return { tiers: Object.fromEntries(tiers) };
 }
 
-/** The URL's origin: undici's pool takes no path, and a /v1 suffix is the most common slip. */
+/** The server's base URL (`http(s)://host:port`, as a gateway backend is given): undici's pool takes no path, and a /v1 suffix is the most common slip. */
 function baseUrl(raw: string): string {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new UserError(`--url: expected a base URL like http://127.0.0.1:8080, got '${raw}'`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UserError(`--url: expected http:// or https://, got '${raw}'`);
-  if (u.pathname !== '/' || u.search !== '') throw new UserError(`--url: expected the server's base URL without a path (requests go to /v1/completions), got '${raw}'`);
-  return u.origin;
+  const base = backendBaseUrl(raw);
+  if (base === undefined) throw new UserError(`--url: expected ${BACKEND_URL_EXPECTED}; requests go to /v1/completions under it; got '${raw}'`);
+  return base;
 }
 
 function* countSent(src: Iterable<TraceRequest>, onEach: (r: TraceRequest) => void): Generator<TraceRequest> {

@@ -19,20 +19,37 @@ interface ServeFlags {
   chatOutputTokens?: string;
 }
 
-/** Asks a backend which model it serves (GET /v1/models, first entry). */
-async function discoverModel(url: string): Promise<string> {
+/** Asks a backend which model names it serves (GET /v1/models: vLLM lists every served name and LoRA adapter, the first is the model). */
+async function discoverModelNames(url: string): Promise<string[]> {
   const pool = new Pool(url, { connections: 1 });
   try {
     const r = await pool.request({ path: '/v1/models', method: 'GET', headersTimeout: 5000, bodyTimeout: 5000 });
     const j = (await r.body.json()) as { data?: { id?: unknown }[] };
-    const id = j.data?.[0]?.id;
-    if (r.statusCode !== 200 || typeof id !== 'string') throw new Error(`status ${r.statusCode}`);
-    return id;
+    const ids = Array.isArray(j.data) ? j.data.map((m) => m?.id) : [];
+    if (r.statusCode !== 200 || ids.length === 0 || !ids.every((id): id is string => typeof id === 'string' && id !== '')) throw new Error(`status ${r.statusCode}, expected a list of model ids`);
+    return [...new Set(ids)];
   } catch (e) {
     throw new UserError(`--backend ${url}: cannot read its model from /v1/models (${(e as Error).message}); give --model`);
   } finally {
     await pool.close();
   }
+}
+
+/** The quick form's pools: backends grouped by the model they serve, each pool answering to all its backends' names. */
+async function poolsFromBackends(urls: string[], model: string | undefined): Promise<{ model: string; aliases: string[]; backends: string[] }[]> {
+  const pools = new Map<string, { model: string; aliases: string[]; backends: string[] }>();
+  for (const url of urls) {
+    const base = backendBaseUrl(url);
+    if (base === undefined) throw new UserError(`--backend: expected ${BACKEND_URL_EXPECTED}, got '${url}'`);
+    const [first, ...aliases] = model !== undefined ? [model] : await discoverModelNames(base);
+    const pool = pools.get(first);
+    if (pool === undefined) pools.set(first, { model: first, aliases, backends: [base] });
+    else if (pool.aliases.join('\u0000') !== aliases.join('\u0000')) {
+      const names = (b: string, a: string[]) => `${b} serves ${[first, ...a].join(', ')}`;
+      throw new UserError(`--backend ${base}: backends of model '${first}' serve different names (${names(pool.backends[0], pool.aliases)}; ${names(base, aliases)}); list them in a --config file's pools[].aliases`);
+    } else pool.backends.push(base);
+  }
+  return [...pools.values()];
 }
 
 export function registerServe(program: Command): void {
@@ -49,38 +66,39 @@ export function registerServe(program: Command): void {
     .action(async (o: ServeFlags) => {
       // An empty --host would listen on every interface (Node's reading of ''): refused before anything starts.
       const host = o.host === undefined ? undefined : nonEmptyFlag('--host', o.host, 'listen address');
+      // Every flag before a config is read or a backend asked for its models: a bad --port is named as such,
+      // not hidden behind "cannot read its model" from a backend that is down.
+      const model = o.model === undefined ? undefined : nonEmptyFlag('--model', o.model, 'model name');
+      nonEmptyFlag('--config', o.config, 'gateway config file');
+      let port: number | undefined;
+      if (o.port !== undefined) {
+        port = parseIntFlag('--port', o.port);
+        if (port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got ${port}`);
+      }
+      let chatOutputTokens: number | undefined;
+      if (o.chatOutputTokens !== undefined) {
+        chatOutputTokens = parseIntFlag('--chat-output-tokens', o.chatOutputTokens);
+        if (chatOutputTokens < 1) throw new UserError(`--chat-output-tokens: expected a positive integer, got ${chatOutputTokens}`);
+      }
+      if (o.routing !== undefined && !(ROUTER_NAMES as string[]).includes(o.routing)) {
+        throw new UserError(`--routing: unknown policy '${o.routing}'; valid: ${ROUTER_NAMES.join(', ')}`);
+      }
       let raw: Record<string, unknown>;
       let cfg: GatewayConfig;
-      if (o.config) {
+      if (o.config !== undefined) {
         if (o.backend.length > 0) throw new UserError('--backend: give backends in the config file (pools[].backends) or use the quick form without --config');
+        // It was ignored: the config's pools name their models.
+        if (model !== undefined) throw new UserError('--model: only with --backend (a --config file names each pool\'s model in pools[].model)');
         cfg = loadGatewayConfig(resolve(o.config));
         raw = { ...cfg };
       } else {
         if (o.backend.length === 0) throw new UserError('give --config FILE or at least one --backend URL');
-        const byModel = new Map<string, string[]>();
-        for (const url of o.backend) {
-          const base = backendBaseUrl(url);
-          if (base === undefined) throw new UserError(`--backend: expected ${BACKEND_URL_EXPECTED}, got '${url}'`);
-          const model = o.model ?? (await discoverModel(base));
-          byModel.set(model, [...(byModel.get(model) ?? []), base]);
-        }
-        raw = { pools: [...byModel].map(([model, backends]) => ({ model, backends })) };
+        raw = { pools: await poolsFromBackends(o.backend, model) };
       }
       if (host !== undefined) raw.host = host;
-      if (o.port !== undefined) {
-        const port = parseIntFlag('--port', o.port);
-        if (port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got ${port}`);
-        raw.port = port;
-      }
-      if (o.chatOutputTokens !== undefined) {
-        const n = parseIntFlag('--chat-output-tokens', o.chatOutputTokens);
-        if (n < 1) throw new UserError(`--chat-output-tokens: expected a positive integer, got ${n}`);
-        raw.chatDefaultOutputTokens = n;
-      }
-      if (o.routing !== undefined) {
-        if (!(ROUTER_NAMES as string[]).includes(o.routing)) throw new UserError(`--routing: unknown policy '${o.routing}'; valid: ${ROUTER_NAMES.join(', ')}`);
-        raw.routing = { policy: o.routing, options: {} };
-      }
+      if (port !== undefined) raw.port = port;
+      if (chatOutputTokens !== undefined) raw.chatDefaultOutputTokens = chatOutputTokens;
+      if (o.routing !== undefined) raw.routing = { policy: o.routing, options: {} };
       const parsed = gatewayConfigSchema.safeParse(raw);
       if (!parsed.success) throw issueError(parsed.error, raw, { source: o.config ? resolve(o.config) : 'flags' });
       cfg = parsed.data;

@@ -26,7 +26,10 @@ export function autoscalerFromConfig(cfg: GatewayConfig, gateway: GatewayHandle,
       actuator = processActuator(gateway, { command: a.actuator.command, host: cfg.host, healthTimeoutS: a.actuator.healthTimeoutS, drainTimeoutS: cfg.drainTimeoutS });
       break;
     case 'kubernetes':
-      actuator = kubeActuator({ namespace: a.actuator.namespace, deployments: a.actuator.deployments });
+      for (const [i, p] of pools.entries()) {
+        if (!Object.hasOwn(a.actuator.deployments, p.name)) throw new ConfigError({ path: `autoscaler.actuator.deployments`, expected: `a Deployment for autoscaler.pools[${i}] (key '${p.name}', its name or model)`, got: a.actuator.deployments });
+      }
+      actuator = kubeActuator(gateway, { namespace: a.actuator.namespace, deployments: a.actuator.deployments, port: a.actuator.port });
       break;
     default: {
       const never: never = a.actuator;

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { UserError } from '../../util/errors.ts';
-import type { Actuator, GatewayHandle, ScaledPool } from './types.ts';
+import type { Actuator, GatewayHandle } from './types.ts';
 
 export interface ProcessActuatorOptions {
   /** argv with placeholders {model} {hardware} {tp} {port} {host}; default: this CLI's `emulate`. */
@@ -11,9 +11,8 @@ export interface ProcessActuatorOptions {
   host?: string;
   /** Seconds to wait for a started backend's /health to answer 200. */
   healthTimeoutS?: number;
-  /** Seconds to let a draining backend finish its requests before it is stopped anyway. */
+  /** Seconds to let a draining backend finish its requests before it is stopped anyway (default: the gateway's drainTimeoutS). */
   drainTimeoutS?: number;
-  cwd?: string;
 }
 
 interface Started {
@@ -124,7 +123,7 @@ export function processActuator(gw: GatewayHandle, opts: ProcessActuatorOptions 
           Array.from({ length: count }, async () => {
             const port = await freePort(host);
             const argv = command.map((a) => a.replaceAll('{model}', pool.model).replaceAll('{hardware}', pool.hardware).replaceAll('{tp}', String(pool.tp)).replaceAll('{port}', String(port)).replaceAll('{host}', host));
-            const child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd, stdio: 'ignore' });
+            const child = spawn(argv[0]!, argv.slice(1), { stdio: 'ignore' });
             const url = `http://${host}:${port}`;
             const ok = await waitHealthy(url, opts.healthTimeoutS ?? 120, child);
             if (!ok) {
@@ -148,7 +147,7 @@ export function processActuator(gw: GatewayHandle, opts: ProcessActuatorOptions 
       if (mine.length === 0) return `nothing to remove: no process of ${pool.name} was started by this actuator`;
       await Promise.all(
         mine.map(async (s) => {
-          await gw.drainBackend(s.backendId, opts.drainTimeoutS ?? 60);
+          await gw.drainBackend(s.backendId, opts.drainTimeoutS);
           await stop(s);
           started.splice(started.indexOf(s), 1);
         }),

@@ -29,8 +29,11 @@ export interface EmulatorOptions extends BackendSpec {
    * emit its EOS (default CHAT_OUTPUT_TOKENS); at most the context left, vLLM's bound; at least its min_tokens.
    */
   chatOutputTokens?: number;
-  /** Name served in /v1/models and checked against `model` in requests (default: the catalog model name). */
-  servedName?: string;
+  /**
+   * Names served in /v1/models and accepted as `model` in requests, like vLLM's `--served-model-name a b …` (default:
+   * the catalog model name). The first labels the metrics.
+   */
+  servedNames?: string[];
   onCrash?: () => void;
 }
 
@@ -38,6 +41,7 @@ export interface Emulator {
   readonly url: string;
   readonly port: number;
   readonly backend: EmulatedBackend;
+  /** The first served name. */
   readonly servedName: string;
   /** Drops every connection at once and stops listening, like a killed process. */
   crash(): void;
@@ -53,13 +57,15 @@ export const CHAT_OUTPUT_TOKENS = 256;
 export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
   // Checked before anything starts (the CLI checks its flags first, naming them): an empty name or host, or a
   // wait past Node's timer limit, would otherwise be served or armed silently wrong.
-  if (opts.servedName !== undefined && opts.servedName.trim() === '') throw new UserError(`servedName: expected a non-empty model name, got '${opts.servedName}'`);
+  const badName = opts.servedNames?.find((n) => n.trim() === '');
+  if (badName !== undefined || opts.servedNames?.length === 0) throw new UserError(`servedNames: expected non-empty model names, got ${JSON.stringify(opts.servedNames)}`);
   if (opts.host !== undefined && opts.host.trim() === '') throw new UserError(`host: expected a non-empty listen address, got '${opts.host}'`);
   const startupDelayMs = timerMs(opts.startupDelayS ?? 0, 'startupDelayS');
   const crashAfterMs = opts.crashAfterS === undefined ? undefined : timerMs(opts.crashAfterS, 'crashAfterS');
   const clock: LiveClock = scaledClock(opts.timeScale ?? 1);
   const backend = new EmulatedBackend(opts, clock);
-  const servedName = opts.servedName ?? opts.model;
+  const servedNames = opts.servedNames ?? [opts.model];
+  const servedName = servedNames[0];
   const rng = new Rng(opts.seed ?? 1).fork('emulator-errors');
   const t0 = performance.now();
   let ready = (opts.startupDelayS ?? 0) <= 0;
@@ -82,7 +88,9 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
     if (typeof body === 'string') return sendError(res, 400, body, 'BadRequestError');
     // vLLM fills a missing model with the served one; any other value is an error.
     if (body.model !== undefined && body.model !== null && typeof body.model !== 'string') return sendError(res, 400, `'model' must be a string, got ${JSON.stringify(body.model)}`, 'BadRequestError', null, {}, 'model');
-    if (typeof body.model === 'string' && body.model !== servedName) return sendError(res, 404, `The model \`${body.model}\` does not exist.`, 'NotFoundError', 'model_not_found', {}, 'model');
+    if (typeof body.model === 'string' && !servedNames.includes(body.model)) return sendError(res, 404, `The model \`${body.model}\` does not exist.`, 'NotFoundError', 'model_not_found', {}, 'model');
+    // vLLM answers with the name asked for (a missing one means the first served name).
+    const model = typeof body.model === 'string' ? body.model : servedName;
     const f = completionFields(body, chat, COMPLETIONS_MAX_TOKENS);
     if ('param' in f) return sendError(res, 400, f.message, 'BadRequestError', null, {}, f.param);
     const { inputTokens, stream, includeUsage } = f;
@@ -116,7 +124,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.flushHeaders();
     }
-    const chunk = (choice: Record<string, unknown>) => `data: ${JSON.stringify({ id, object, created, model: servedName, choices: [{ index: 0, ...choice }] })}\n\n`;
+    const chunk = (choice: Record<string, unknown>) => `data: ${JSON.stringify({ id, object, created, model, choices: [{ index: 0, ...choice }] })}\n\n`;
     const usageBlock = () => ({ prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens });
     const r = backend.submit(inputTokens, outputTokens, {
       onTokens(from, to) {
@@ -135,11 +143,11 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
       onFinish() {
         if (outputTokens > stall) return; // stalled: say nothing more, keep the connection open
         if (stream) {
-          const out = usage ? `data: ${JSON.stringify({ id, object, created, model: servedName, choices: [], usage: usageBlock() })}\n\n` : '';
+          const out = usage ? `data: ${JSON.stringify({ id, object, created, model, choices: [], usage: usageBlock() })}\n\n` : '';
           res.end(`${out}data: [DONE]\n\n`);
         } else {
           const choice = chat ? { index: 0, message: { role: 'assistant', content: text }, logprobs: null, finish_reason: 'length', stop_reason: null } : { index: 0, text, logprobs: null, finish_reason: 'length', stop_reason: null };
-          sendJson(res, 200, { id, object, created, model: servedName, choices: [choice], usage: usageBlock() });
+          sendJson(res, 200, { id, object, created, model, choices: [choice], usage: usageBlock() });
         }
       },
     });
@@ -163,7 +171,9 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
     }
     if (!ready) return sendError(res, 503, 'model is loading', 'ServiceUnavailable');
     if (req.method === 'GET' && path === '/v1/models') {
-      return sendJson(res, 200, { object: 'list', data: [{ id: servedName, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'llmfleet-emulator', max_model_len: backend.contextLength }] });
+      const created = Math.floor(Date.now() / 1000);
+      const data = servedNames.map((id) => ({ id, object: 'model', created, owned_by: 'llmfleet-emulator', root: opts.model, parent: null, max_model_len: backend.contextLength }));
+      return sendJson(res, 200, { object: 'list', data });
     }
     if (req.method === 'POST' && (path === '/v1/completions' || path === '/v1/chat/completions')) {
       handleCompletion(req, res, path === '/v1/chat/completions').catch((e: unknown) => sendError(res, 500, String(e), 'InternalServerError'));

@@ -45,6 +45,11 @@ export const gatewayConfigSchema = z
         z
           .object({
             model: z.string().min(1),
+            /**
+             * Other names the pool's backends answer to (vLLM's further `--served-model-name` values, LoRA adapter
+             * names): a request naming one is routed to this pool and forwarded with its own name unchanged.
+             */
+            aliases: z.array(z.string().min(1)).default([]),
             backends: z.array(backendUrl).default([]),
             /** What the backends run, as the simulator names it (informational: shown to policies). */
             hardware: z.string().default(''),
@@ -57,13 +62,19 @@ export const gatewayConfigSchema = z
       )
       .min(1)
       .superRefine((pools, ctx) => {
-        // One pool per model, one entry per backend: a repeat would be merged or counted twice silently.
-        const models = new Map<string, number>();
+        // One pool per model name (aliases included), one entry per backend: a repeat would be merged or counted twice silently.
+        const names = new Map<string, string>();
         const urls = new Map<string, string>();
         for (const [i, p] of pools.entries()) {
-          const first = models.get(p.model);
-          if (first !== undefined) ctx.addIssue({ code: 'custom', path: [i, 'model'], message: `a model not already in pools[${first}] (one pool per model)` });
-          else models.set(p.model, i);
+          const named = [
+            { path: [i, 'model'], label: `pools[${i}].model`, name: p.model },
+            ...p.aliases.map((name, k) => ({ path: [i, 'aliases', k], label: `pools[${i}].aliases[${k}]`, name })),
+          ];
+          for (const { path, label, name } of named) {
+            const first = names.get(name);
+            if (first !== undefined) ctx.addIssue({ code: 'custom', path, message: `a model name not already served ('${name}' is ${first})` });
+            else names.set(name, label);
+          }
           for (const [k, url] of p.backends.entries()) {
             const at = urls.get(url);
             if (at !== undefined) ctx.addIssue({ code: 'custom', path: [i, 'backends', k], message: `a backend not already listed (${at})` });
@@ -154,7 +165,16 @@ export const gatewayConfigSchema = z
                 healthTimeoutS: waitSeconds.default(120),
               })
               .strict(),
-            z.object({ kind: z.literal('kubernetes'), namespace: z.string().min(1), deployments: z.record(z.string(), z.string().min(1)) }).strict(),
+            z
+              .object({
+                kind: z.literal('kubernetes'),
+                namespace: z.string().min(1),
+                /** Deployment per autoscaled pool (its `name`, default its model). */
+                deployments: z.record(z.string(), z.string().min(1)),
+                /** Port the pods serve on: each Ready pod becomes the backend http://{podIP}:{port}. */
+                port: z.number().int().min(1).max(65535).default(8000),
+              })
+              .strict(),
           ])
           .default({ kind: 'advisory' }),
         decisionLog: z.string().default('autoscaler-decisions.jsonl'),

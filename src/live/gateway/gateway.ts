@@ -113,7 +113,9 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
   const pools = new Map<number, Pool>();
   const poolCfg = new Map(cfg.pools.map((p) => [p.model, p]));
   const models = [...poolCfg.keys()];
-  const modelSet = new Set(models);
+  /** Every name a request may give (pool models and their aliases) → the pool's model. */
+  const poolOfName = new Map(cfg.pools.flatMap((p) => [p.model, ...p.aliases].map((name) => [name, p.model] as const)));
+  const servedNames = new Set(poolOfName.keys());
   let nextReqId = 0;
   let draining = false;
   let inflightTotal = 0;
@@ -477,12 +479,14 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
       }
       return;
     }
-    const parsed = parseCompletion(buf, path === '/v1/chat/completions', req.headers, modelSet, cfg.tiers, cfg.chatDefaultOutputTokens);
+    const parsed = parseCompletion(buf, path === '/v1/chat/completions', req.headers, servedNames, cfg.tiers, cfg.chatDefaultOutputTokens);
     if ('status' in parsed) {
-      metrics.countRequest(parsed.model ?? '', '', String(parsed.status));
+      metrics.countRequest(parsed.model === undefined ? '' : poolOfName.get(parsed.model)!, '', String(parsed.status));
       return sendError(res, parsed.status, parsed.message, 'invalid_request_error', parsed.code, {}, parsed.param);
     }
-    const { model, inputTokens, maxTokens, tier, priority } = parsed;
+    // An alias is served by its pool (routing, queues, scaling and metrics are per pool); the body goes out unchanged.
+    const model = poolOfName.get(parsed.model)!;
+    const { inputTokens, maxTokens, tier, priority } = parsed;
     const key = `${model}\u0000${tier}`;
     let a = arrivals.get(key);
     if (!a) arrivals.set(key, (a = { model, region: '', tier, requests: 0, inputTokens: 0, predictedOutputTokens: 0 }));
@@ -576,7 +580,8 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
       return sendJson(res, up ? 200 : 503, { status: draining ? 'draining' : up ? 'ok' : 'degraded', backends });
     }
     if (req.method === 'GET' && path === '/v1/models') {
-      return sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'llmfleet' })) });
+      const data = [...poolOfName].map(([id, pool]) => ({ id, object: 'model', created: 0, owned_by: 'llmfleet', root: pool, parent: id === pool ? null : pool }));
+      return sendJson(res, 200, { object: 'list', data });
     }
     const allow = SERVER_ROUTES.get(path);
     metrics.countRequest('', '', allow ? '405' : '404');
