@@ -2,6 +2,7 @@ import type { SimResult } from '../sim/simulator.ts';
 import { instanceHours } from '../sim/fleet.ts';
 import { latencyBlock, type LatencyBlock } from './collector.ts';
 import type { SpotSummary } from '../policy/sageserve/spot.ts';
+import { latencyBy3h, type SageServeStats } from '../policy/sageserve/stats.ts';
 import type { MigrationSummary } from '../sim/migration.ts';
 
 export interface Summary extends Omit<LatencyBlock, 'requests' | 'slo'> {
@@ -51,6 +52,8 @@ export interface Summary extends Omit<LatencyBlock, 'requests' | 'slo'> {
   utility?: { earned: number; possible: number };
   /** Only with a spot pool (`fleet.spot`): donations, reclaims by source, spot instance-hours and revenue. */
   spot?: SpotSummary;
+  /** Only with the `sageserve` router: p95 latencies per 3-hour bin and the released code's memory statistic. */
+  sageserve?: SageServeStats;
   /** What the run decided that the scenario did not say (e.g. PreServe capacities from the probe). */
   notes: string[];
   sim: { simulatedSeconds: number; events: number; wallSeconds: number };
@@ -162,6 +165,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       summary.utility.possible += b.slo.utility!.possible;
     }
   }
+  if (sc.routing.policy === 'sageserve') summary.sageserve = { latencyBy3h: latencyBy3h(log), memoryUtil: res.timeline.endpointMemory.spread() };
   // Keep `sim` last so the deterministic part of the file reads first.
   const { sim, ...rest } = summary;
   return { ...rest, sim } as Summary;

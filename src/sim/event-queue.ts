@@ -4,7 +4,7 @@ import type { SimRequest } from '../engine/request.ts';
  * Events are plain data, ordered by (t, rank, sequence number). Ranks decide simultaneous events:
  * an arrival at time t joins the batch built at a boundary at the same t (arrival before boundary);
  * provisioning completes before anyone routes at t; samples see the state after every boundary at t;
- * control ticks act last, on the sampled state.
+ * scheduled fleet actions (control) act on the sampled state, and a scaling tick last, after them.
  */
 export type SimEvent =
   | { kind: 'ready'; t: number; seq: number; instance: number }
@@ -15,7 +15,8 @@ export type SimEvent =
   | { kind: 'control'; t: number; seq: number }
   | { kind: 'scale'; t: number; seq: number }
   | { kind: 'migration'; t: number; seq: number; req: number }
-  | { kind: 'rebalance'; t: number; seq: number };
+  | { kind: 'rebalance'; t: number; seq: number }
+  | { kind: 'signal'; t: number; seq: number };
 
 export const KIND_RANK: Record<SimEvent['kind'], number> = {
   ready: 0, // a new instance is routable from its ready time on
@@ -27,6 +28,7 @@ export const KIND_RANK: Record<SimEvent['kind'], number> = {
   scale: 5, // a scaling policy sees the scheduled actions of the same instant
   migration: 2, // a copy stage ends or a migrated request lands like an iteration boundary
   rebalance: 3, // a migrating router sees all state changes at t, like a sample
+  signal: 2.5, // a periodic signal to held requests sees every boundary at t, and the sample at t sees what it released
 };
 
 /** Binary min-heap of events; `seq` makes order total and deterministic. */

@@ -210,7 +210,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         log.finish(r);
         timeline.completed++;
         inflight--;
-        if (heldCount > 0) offerModels.add(r.model);
+        if (heldCount > 0) signalHeld(r.model, fleet.instances[r.instance]!.region);
       },
     });
     for (const p of pools) {
@@ -239,21 +239,41 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     }
     const deferred: SimRequest[] = [];
     // Requests a router holds at the gateway (`defer` with `hold: true`, e.g. SageServe's NIW queue manager):
-    // one FIFO per model, offered to the router again, head first, whenever a request of that model finishes
-    // (the endpoint's signal) and at every timeline sample. Unlike `deferred`, they are not dropped after
-    // `maxDeferS`; whatever is still held when the run ends is dropped as 'held'. No router holds by default.
+    // one FIFO per model, offered to the router again, head first, whenever a request of that model finishes or
+    // an instance of it becomes ready (a signal from that region's endpoint) and every `heldSignalIntervalS` while
+    // any is held (a periodic signal from every endpoint); the router is told who signalled (`endpointSignal`). Unlike
+    // `deferred`, they are not dropped after `maxDeferS`; whatever is still held when the run ends is dropped as
+    // 'held'. No router holds by default.
     const held = new Map<string, { items: SimRequest[]; head: number }>();
-    const offerModels = new Set<string>();
+    // Signals since the held requests were last offered: model → the regions whose endpoints signalled.
+    const offerModels = new Map<string, Set<string>>();
+    const signalHeld = (model: string, region: string) => {
+      let regions = offerModels.get(model);
+      if (!regions) offerModels.set(model, (regions = new Set()));
+      regions.add(region);
+    };
     let heldCount = 0;
-    const hold = (r: SimRequest) => {
+    /** A periodic `signal` event is in the queue; none is scheduled once held requests are known to be stuck. */
+    let signalPending = false;
+    let heldStuck = false;
+    const scheduleSignal = (t: number) => {
+      if (signalPending || heldStuck) return;
+      const iv = router.heldSignalIntervalS;
+      invariant(iv !== undefined && iv > 0, `router ${router.name} holds requests but gives no heldSignalIntervalS`);
+      q.push({ kind: 'signal', t: (Math.floor(t / iv) + 1) * iv });
+      signalPending = true;
+    };
+    const hold = (r: SimRequest, t: number) => {
       let h = held.get(r.model);
       if (!h) held.set(r.model, (h = { items: [], head: 0 }));
       h.items.push(r);
       heldCount++;
+      scheduleSignal(t);
     };
-    const offerHeld = (model: string, t: number) => {
+    const offerHeld = (model: string, t: number, regions: ReadonlySet<string> | null) => {
       const h = held.get(model);
       if (!h) return;
+      router.endpointSignal?.(model, regions, t);
       while (h.head < h.items.length) {
         const r = h.items[h.head]!;
         if (dispatch(r, t) !== 'sent') break;
@@ -299,7 +319,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     /** Routes a request that has no instance yet: sent, or deferred for a retry, or held at the gateway. */
     const admit = (r: SimRequest, t: number) => {
       const d = dispatch(r, t);
-      if (d === 'held') hold(r);
+      if (d === 'held') hold(r, t);
       else if (d === 'deferred') deferred.push(r);
     };
     const enqueueOn = (inst: Instance, r: SimRequest, t: number) => {
@@ -313,7 +333,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         if (t - r.arrivalS > sc.maxDeferS) drop(r, 'no-instance');
         else {
           const d = dispatch(r, t);
-          if (d === 'held') hold(r);
+          if (d === 'held') hold(r, t);
           else if (d === 'deferred') deferred[w++] = r;
         }
       }
@@ -366,6 +386,9 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         endS = endLimit;
         break;
       }
+      // The periodic signal left in the queue when held requests were found stuck: it cannot change anything, and
+      // the run ends at the sample that found them.
+      if (ev.kind === 'signal' && heldStuck) continue;
       invariant(ev.t >= now, 'the clock went back');
       now = ev.t;
       events++;
@@ -452,12 +475,17 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
           const inst = fleet.instances[ev.instance]!;
           fleet.markReady(inst, now);
           retryDeferred(now);
-          if (heldCount > 0) offerModels.add(inst.model);
+          if (heldCount > 0) signalHeld(inst.model, inst.region);
+          break;
+        }
+        case 'signal': {
+          signalPending = false;
+          if (heldCount > 0) for (const m of [...held.keys()].sort()) offerHeld(m, now, null);
+          if (heldCount > 0) scheduleSignal(now);
           break;
         }
         case 'sample': {
           if (deferred.length > 0) retryDeferred(now);
-          if (heldCount > 0) for (const m of [...held.keys()].sort()) offerHeld(m, now);
           timeline.sample(now, fleet, deferred.length + heldCount);
           // An idle engine holding requests would never be woken again (and the run would sample forever).
           for (const inst of fleet.instances) {
@@ -467,7 +495,9 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
           // Requests held at the gateway with no instance of their model to go to, and no other event pending (no
           // arrival, iteration, start-up, scheduled action or scaling tick) that could ever bring one: they would be
           // held, and the run sampled, for ever. The run ends here instead; they are dropped as 'held' below.
-          const heldForever = heldCount > 0 && deferred.length === 0 && q.size === 0 && [...held.entries()].every(([m, h]) => h.head === h.items.length || fleet.routable(m).length === 0);
+          // (The periodic signal, if one is pending, is no such event: it cannot bring an instance.)
+          const heldForever = heldCount > 0 && deferred.length === 0 && q.size === (signalPending ? 1 : 0) && [...held.entries()].every(([m, h]) => h.head === h.items.length || fleet.routable(m).length === 0);
+          if (heldForever) heldStuck = true;
           if (workLeft() && !heldForever) {
             const iv = sc.output.timelineIntervalS;
             let next = now + iv;
@@ -530,7 +560,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         }
       }
       if (offerModels.size > 0) {
-        for (const m of [...offerModels].sort()) offerHeld(m, now);
+        for (const m of [...offerModels.keys()].sort()) offerHeld(m, now, offerModels.get(m)!);
         offerModels.clear();
       }
       if (!workLeft()) break;

@@ -1,4 +1,5 @@
 import { UserError } from '../util/errors.ts';
+import { EndpointMemoryBins } from '../policy/sageserve/stats.ts';
 import type { Fleet } from './fleet.ts';
 
 /** Most timeline rows a run keeps (about 100 bytes each in memory, more in timeline.csv). */
@@ -27,6 +28,8 @@ export class Timeline {
   arrived = 0;
   completed = 0;
   dropped = 0;
+  /** SageServe's memory statistic (summary.json `sageserve.memoryUtil`): each endpoint's busiest instance per sample. */
+  readonly endpointMemory = new EndpointMemoryBins();
 
   constructor(readonly intervalS: number) {}
 
@@ -54,7 +57,9 @@ export class Timeline {
       running += inst.numRunning;
       waiting += inst.numWaiting;
       kv += inst.kvUsedFraction;
+      this.endpointMemory.note(inst.model, inst.region, inst.kvUsedFraction);
     }
+    this.endpointMemory.sampled(t);
     const serving = ready + draining;
     this.rows.push({
       tS: t,

@@ -6,8 +6,13 @@ import type { FleetView, InstanceView, RequestView } from '../types.ts';
 import { pickMin } from './pick.ts';
 import { NO_INSTANCE, type RouteDecision, type RouterEntry } from './types.ts';
 
-/** The released code's routing where it differs from the paper: its NIW release counts, no cross-region reroute. */
-export const ROUTING_CODE_PRESET = { niwRelease: 'code', reroute: false } as const;
+/**
+ * The released code's routing where it differs from the paper: its NIW release counts, no cross-region reroute.
+ * `niwReleaseTo: preference`: the code also releases to the signalling endpoint, but from a queue per model and
+ * first-preference region; with our one queue per model and no reroute, a head request of one region would hold
+ * every other region's behind it until its own region signals (NIW p95 TTFT over 2 h on the peak day).
+ */
+export const ROUTING_CODE_PRESET = { niwRelease: 'code', reroute: false, niwReleaseTo: 'preference' } as const;
 
 const routerOptionsObject = z
   .object({
@@ -26,10 +31,24 @@ const routerOptionsObject = z
     /** false: NIW is routed like IW at once (no queue manager). */
     holdNiw: z.boolean().default(true),
     niwRelease: z.enum(['paper', 'code']).default('paper'),
+    /**
+     * Where a released NIW request goes: `signalling` (the paper §6.2, and the released code's `feed_async`): only
+     * to an endpoint that signalled at that instant, each with its own budget; `preference`: every endpoint of
+     * the model gets a budget at every new time (an arrival included) and the request takes the first one with
+     * budget left in its own region preference order (our behaviour before 2026-11-27; needed where nothing
+     * calls `endpointSignal`, e.g. the live gateway).
+     */
+    niwReleaseTo: z.enum(['signalling', 'preference']).default('signalling'),
     niwOneBelow: z.number().min(0).max(1).default(0.6),
     niwTwoBelow: z.number().min(0).max(1).default(0.5),
     /** NIW older than this is released at once and routed like IW (age > 10 h ⇒ priority 0). */
     niwPromoteAfterS: z.number().min(0).default(36_000),
+    /**
+     * Seconds between the periodic signals every endpoint sends the NIW queue manager (the paper: "periodically",
+     * no period given; the released code signals at each completion only, which the simulator also does). 30 s:
+     * the peak-day scenario's timeline interval, on which held requests used to be offered.
+     */
+    niwSignalIntervalS: z.number().positive().max(86_400).default(30),
     /**
      * Pools whose name ends with this serve only NIW (the siloed and Chiron baselines). As soon as the fleet
      * holds any instance of such a pool for a model, that model runs siloed: IW goes to the other pools, NIW
@@ -58,9 +77,12 @@ type Opts = z.output<typeof sageserveRouterOptions>;
  * 2. Endpoint → deployment: the deployment (groups of `deploymentSize` instances, id order) with the lowest
  *    utilisation; 3. instance: join-shortest-queue on pending tokens (prompt + 1 until prefilled, then 1).
  * NIW requests are held at the gateway (`defer` with `hold`): at each signal (the simulator offers held
- * requests when a request of the model finishes and at each timeline sample) an endpoint below 60 % takes one,
- * below 50 % two (`niwRelease: code` inverts the counts as the released code does). NIW older than 10 h goes
- * at once. Signals are evaluated per distinct `now`: every endpoint of the model gets its budget afresh.
+ * requests when a request of the model finishes or an instance becomes ready, from that region's endpoint, and
+ * every `niwSignalIntervalS`, from every endpoint) a signalling endpoint below 60 % takes one, below 50 % two
+ * (`niwRelease: code` inverts the counts as the released code does); with several at once, in the request's
+ * region preference order (its own region only without reroute). NIW older than 10 h goes at once.
+ * `niwReleaseTo: preference` gives every endpoint a budget at every new time instead (a plane that never calls
+ * `endpointSignal`, as the live gateway, needs it: there held NIW would wait for `niwPromoteAfterS`).
  * Baselines, switched on by the fleet's pools: a model with a `-mixed` instance runs Chiron's layout
  * (`routeChiron`: interactive / mixed / batch pools); else one with a `-niw` instance runs siloed (IW to the
  * plain pools, NIW straight to the `-niw` ones).
@@ -73,6 +95,14 @@ export const sageserve = {
     const siloed = new Map<string, boolean>();
     const chiron = new Map<string, boolean>();
     let scanned = 0;
+    // The endpoints that signalled the NIW queue manager, per model, at `at` (regions null: every endpoint).
+    const signalled = new Map<string, { at: number; regions: ReadonlySet<string> | null }>();
+
+    const mayRelease = (model: string, region: string, now: number): boolean => {
+      if (opts.niwReleaseTo === 'preference') return true;
+      const s = signalled.get(model);
+      return s !== undefined && s.at === now && (s.regions === null || s.regions.has(region));
+    };
 
     /** Records which models have ever had a `-niw` (siloed) or `-mixed` (Chiron) instance. */
     const scan = (view: FleetView): void => {
@@ -188,6 +218,7 @@ export const sageserve = {
 
     return {
       name: 'sageserve',
+      heldSignalIntervalS: opts.niwSignalIntervalS,
       route(req: RequestView, view: FleetView): RouteDecision {
         const niw = req.tier === opts.niwTier;
         scan(view);
@@ -203,7 +234,7 @@ export const sageserve = {
         const order = opts.reroute ? regionPreference(req.region, opts.regionOrder, by.keys()) : [req.region];
         for (const r of order) {
           const eps = by.get(r);
-          if (!eps) continue;
+          if (!eps || !mayRelease(req.model, r, view.now)) continue;
           const key = `${req.model}\u0000${r}`;
           let b = budget.get(key);
           if (b === undefined) b = niwReleaseCount(effectiveUtil(eps), opts.niwRelease, opts.niwOneBelow, opts.niwTwoBelow);
@@ -214,6 +245,12 @@ export const sageserve = {
           budget.set(key, 0);
         }
         return HELD;
+      },
+      endpointSignal(model: string, regions: ReadonlySet<string> | null, now: number): void {
+        const earlier = signalled.get(model);
+        if (earlier === undefined || earlier.at !== now || regions === null) signalled.set(model, { at: now, regions });
+        // Signals at one instant (two completion events at the same time) add up; null already covers every endpoint.
+        else if (earlier.regions !== null) signalled.set(model, { at: now, regions: new Set([...earlier.regions, ...regions]) });
       },
     };
   },

@@ -32,6 +32,18 @@ export interface Router {
   readonly migrateIntervalS?: number;
   /** Migrations to start now. `busy` holds instances with a migration in flight (in or out); order at most one per request. */
   migrate?(view: FleetView, busy: ReadonlySet<number>): MigrationOrder[];
+  /**
+   * Routers that hold requests may set this: the simulator calls it at `now` just before it offers the model's held
+   * requests again, with the regions whose endpoints signalled (a request of the model finished there, or an
+   * instance of it became ready), or null for the periodic signal from every endpoint (`heldSignalIntervalS`).
+   */
+  endpointSignal?(model: string, regions: ReadonlySet<string> | null, now: number): void;
+  /**
+   * Seconds between the periodic signals from every endpoint to the requests this router holds (required of a
+   * router that holds). The simulator keeps them on their own grid (multiples of it), so that a run does not
+   * depend on the output's timeline interval.
+   */
+  readonly heldSignalIntervalS?: number;
 }
 
 /** A router factory with the schema of its options (validated once, from the scenario's `routing.options`). */

@@ -5,15 +5,16 @@ import { withPresets } from '../options.ts';
  * Options every SageServe scaler accepts (reactive, lt-i, lt-u, lt-ua, siloed, chiron), so a scenario can
  * switch `scaling.policy` without touching `scaling.options`; each scaler reads the keys it needs.
  * Paper values by default (digest §3.11); `preset: code` gives the released code's where they differ (memory
- * thresholds 50 % / 25 %, peak window minutes 20–60, Chiron's start pools 20 / 10 / 10); keys set explicitly still
- * win. The code's cooldowns (65 s after a reclaim, 155 s after a redeploy) are not part of the preset: set
- * `cooldownS` for them.
+ * thresholds 50 % / 25 %, peak window minutes 20–60, Chiron's start pools 20 / 10 / 10, LT-U's emergency
+ * scale-out above 90 %); keys set explicitly still win. The code's cooldowns (65 s after a reclaim, 155 s after a
+ * redeploy) are not part of the preset: set `cooldownS` for them.
  */
 export const SCALING_CODE_PRESET = {
   scaleUpAbove: 0.5,
   scaleDownBelow: 0.25,
   peakWindowMin: [20, 60],
   chironStart: { interactive: 20, mixed: 10, batch: 10 },
+  ltuEmergencyAbove: 0.9,
 } as const;
 
 /** θ per model (input tokens/s per instance; `default` for models not named), see `thetaTps`. */
@@ -25,6 +26,12 @@ const scalingOptionsObject = z
     /** Memory thresholds (§3.9–3.10): scale out above, in below (paper 70 % / 30 %; code 50 % / 25 %). */
     scaleUpAbove: z.number().min(0).max(1).default(0.7),
     scaleDownBelow: z.number().min(0).max(1).default(0.3),
+    /**
+     * LT-U only: once the hour's target is reached, one more instance past it while utilisation is above this
+     * (the released code's `GlobalAribiterMemoryUtilizationScaling`: 0.9; the paper has no such rule, so null =
+     * off). Each one is owed back: the next scale-in below `scaleDownBelow` returns to the target.
+     */
+    ltuEmergencyAbove: z.number().min(0).max(1).nullable().default(null),
     /** Seconds between two scaling events of one endpoint (Reactive: 15 s). */
     cooldownS: z.number().min(0).default(15),
     /** Reactive: also wait until the previous scale-out is ready (false = the paper's plain cooldown). */

@@ -94,10 +94,15 @@ export function siloedScaler(o: SageServeScalingOptions): Scaler {
 
 export type LongTermMode = 'lt-i' | 'lt-u' | 'lt-ua';
 
+/** LT-U's emergency rule (released code only; `ltuEmergencyAbove` null = off, the paper's LT-U). */
+const isEmergency = (o: SageServeScalingOptions, u: number): boolean => o.ltuEmergencyAbove !== null && u > o.ltuEmergencyAbove;
+
 /**
  * LT-I / LT-U / LT-UA (§6.4): every hour the planner's target sets `remaining[pool] = target − current`.
  * - LT-I applies it at once.
- * - LT-U moves one instance per cooldown toward it, out only while util > 70 %, in only while util < 30 %.
+ * - LT-U moves one instance per cooldown toward it, out only while util > 70 %, in only while util < 30 %;
+ *   with `ltuEmergencyAbove` (the code preset's 90 %), at the target it adds one more while util is above that,
+ *   to be given back by the next scale-in below 30 % (the released code's counter goes to −1).
  * - LT-UA is LT-U plus, in the last 20 min of the hour once the target is reached, an override on the ratio
  *   of observed IW tokens/s (last `observeS`) to the forecast peak: ≥ 5 ⇒ +1, ≤ 0.5 ⇒ −1 (memory thresholds not
  *   required unless `overrideNeedsMemory`; by default only while capacity at θ disagrees too, see options.ts).
@@ -151,6 +156,10 @@ export function longTermScaler(mode: LongTermMode, o: SageServeScalingOptions): 
         } else if (rem < 0 && u < o.scaleDownBelow && size(p) > Math.max(1, p.minCount)) {
           out.push(remove(p.name, 'toward-target'));
           remaining.set(p.name, rem + 1);
+          cd.mark(p.name, s.now);
+        } else if (mode === 'lt-u' && rem === 0 && isEmergency(o, u) && hasRoom(p)) {
+          out.push(add(p.name, 'emergency-past-target'));
+          remaining.set(p.name, -1);
           cd.mark(p.name, s.now);
         } else if (mode === 'lt-ua' && rem === 0 && inHourS >= 3600 - o.overrideWindowS) {
           const f = forecast.get(p.name) ?? NaN;

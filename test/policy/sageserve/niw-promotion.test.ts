@@ -4,13 +4,13 @@ import { run, scenarioFor, writeTrace } from '../../helpers/sim.ts';
 
 // One instance, one sequence at a time, 100 KV blocks (1,600 tokens): a running 1,000-token IW request keeps the
 // endpoint above 60 %, so the SageServe router holds the NIW request that arrives at 0.01 s. At the 1.5 s
-// timeline sample it is 1.49 s old (≥ the 1 s promotion age used here instead of 10 h) and released at once.
+// periodic signal it is 1.49 s old (≥ the 1 s promotion age used here instead of 10 h) and released at once.
 // Queued behind the running IW request are three IW requests that arrived before it.
 function scenario(promoteInQueue: boolean) {
   const iw = (t: number) => ({ t, in: 1000, out: 400, tier: 'iw-n', deadline: t + 60 });
   return scenarioFor(writeTrace([iw(0), { t: 0.01, in: 100, out: 5, tier: 'niw', deadline: 86400 }, iw(0.02), iw(0.03), iw(0.04)]), {
     engine: { kvBlocks: 100, maxNumSeqs: 1, maxBatchedTokens: 2048 },
-    routing: { policy: 'sageserve', options: { niwPromoteAfterS: 1 } },
+    routing: { policy: 'sageserve', options: { niwPromoteAfterS: 1, niwSignalIntervalS: 0.5 } },
     scheduling: { policy: 'fcfs', options: { promoteAfterS: promoteInQueue ? 1 : null } },
     output: { timelineIntervalS: 0.5 },
     maxDeferS: 100,

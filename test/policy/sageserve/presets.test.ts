@@ -14,9 +14,10 @@ test("the paper's values are the defaults; preset: code gives the released code'
   const code = scaling({ preset: 'code' });
   assert.deepEqual([code.scaleUpAbove, code.scaleDownBelow, code.peakWindowMin], [0.5, 0.25, [20, 60]]);
   assert.equal(code.cooldownS, paper.cooldownS, 'values the code shares stay');
+  assert.deepEqual([paper.ltuEmergencyAbove, code.ltuEmergencyAbove], [null, 0.9], "LT-U's emergency scale-out is the code's only");
   const r = routing({ preset: 'code' });
-  assert.deepEqual([r.niwRelease, r.reroute], ['code', false]);
-  assert.deepEqual([routing({}).niwRelease, routing({}).reroute], ['paper', true]);
+  assert.deepEqual([r.niwRelease, r.reroute, r.niwReleaseTo], ['code', false, 'preference']);
+  assert.deepEqual([routing({}).niwRelease, routing({}).reroute, routing({}).niwReleaseTo], ['paper', true, 'signalling']);
 });
 
 test('keys set explicitly win over the preset, and an unknown preset is named as the bad field', () => {

@@ -69,10 +69,12 @@ test('NIW release follows the paper (< 60 % ⇒ 1, < 50 % ⇒ 2) and the code pr
 test('the NIW queue manager releases at most the signal budget per endpoint and holds the rest', () => {
   const r = router();
   const v = view([inst(0, 'east', 0.55)], 100); // one request per signal
+  r.endpointSignal!('m', new Set(['east']), 100);
   assert.equal(r.route(req(1, 'east', 'niw', 0), v).kind, 'send');
   const second = r.route(req(2, 'east', 'niw', 0), v);
   assert.deepEqual(second, { kind: 'defer', reason: 'niw-held', hold: true });
-  // A new signal time refreshes the budget.
+  // A new signal refreshes the budget.
+  r.endpointSignal!('m', new Set(['east']), 101);
   assert.equal(r.route(req(2, 'east', 'niw', 0), view([inst(0, 'east', 0.55)], 101)).kind, 'send');
   // Busy endpoint: held, unless the request is older than 10 h.
   const busy = view([inst(0, 'east', 0.9)], 36_001);
@@ -85,4 +87,28 @@ test('siloed layout: once a -niw pool has an instance, NIW goes straight there a
   const v = view([inst(0, 'east', 0.9), inst(1, 'east', 0.0, { pool: 'east-m-niw' })]);
   assert.deepEqual(r.route(req(1, 'east', 'niw'), v), { kind: 'send', to: 1, reason: 'region-below-threshold' });
   assert.equal((r.route(req(2, 'east', 'iw-f'), v) as { to: number }).to, 0);
+});
+
+test('a released NIW request goes to the endpoint that signalled (paper §6.2); niwReleaseTo: preference keeps the old budgets', () => {
+  const at = (now: number) => view([inst(0, 'east', 0.3), inst(1, 'west', 0.3)], now);
+  const to = (d: ReturnType<ReturnType<typeof router>['route']>) => (d.kind === 'send' ? d.to : d.kind);
+  const r = router();
+  r.endpointSignal!('m', new Set(['west']), 100);
+  // West is below 50 %: two requests per signal, both to west although they come from east.
+  assert.deepEqual([1, 2, 3].map((id) => to(r.route(req(id, 'east', 'niw', 0), at(100)))), [1, 1, 'defer']);
+  assert.equal(to(r.route(req(4, 'east', 'niw', 0), at(101))), 'defer', 'an arrival is no signal');
+  r.endpointSignal!('m', null, 102); // a periodic signal from every endpoint: the request's own region first
+  assert.equal(to(r.route(req(5, 'east', 'niw', 0), at(102))), 0);
+  r.endpointSignal!('m', new Set(['west']), 103);
+  r.endpointSignal!('m', new Set(['east']), 103); // two signals at one instant add up
+  assert.deepEqual([6, 7, 8].map((id) => to(r.route(req(id, 'east', 'niw', 0), at(103)))), [0, 0, 1]);
+
+  const own = router({ reroute: false });
+  own.endpointSignal!('m', new Set(['west']), 100);
+  assert.equal(to(own.route(req(1, 'east', 'niw', 0), at(100))), 'defer', 'without reroute only its own region releases it');
+
+  const old = router({ niwReleaseTo: 'preference' });
+  old.endpointSignal!('m', new Set(['west']), 100);
+  assert.equal(to(old.route(req(1, 'east', 'niw', 0), at(100))), 0, 'preference: its own region, whoever signalled');
+  assert.equal(to(old.route(req(2, 'east', 'niw', 0), at(101))), 0, 'preference: any new time opens budgets');
 });

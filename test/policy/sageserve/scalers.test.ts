@@ -135,3 +135,25 @@ test('LT-UA does not act on a large ratio over a tiny forecast while the endpoin
   assert.equal(addsWith(true), 0, '10× the forecast, but 1000 tokens/s fit in 2 × θ = 12,000');
   assert.ok(addsWith(false) > 0, 'without the guard the ratio alone scales out');
 });
+
+test("LT-U's emergency scale-out (code preset only): one past a reached target above 90 %, given back below 25 %", () => {
+  // 27k IW tokens/s at θ = 6000 ⇒ a target of 5, the pool's size: after the hour's plan nothing is left to do.
+  const afterHour = (options: object, policy: 'lt-u' | 'lt-ua' = 'lt-u', kvAt: (t: number) => number = () => 0.95) => {
+    const s = createScaler(policy, options, ctx);
+    const pools = [pool('east-a', 5)];
+    const out: ScaleAction[] = [];
+    for (let t = 15; t <= 3600 + 600; t += 15) {
+      const a = s.decide(signals(t, pools, fleet([{ name: 'east-a', n: 5, kv: kvAt(t) }]), [iwArrival(27_000)]));
+      if (t >= 3600) out.push(...a);
+    }
+    return out;
+  };
+  const reasons = (a: ScaleAction[]) => a.filter((x) => x.kind !== 'hold').map((x) => `${x.kind}:${x.reason}`);
+  assert.deepEqual(reasons(afterHour({ preset: 'code' })), ['add:emergency-past-target'], 'one past the target, then it is owed');
+  assert.deepEqual(reasons(afterHour({ preset: 'code' }, 'lt-u', (t) => (t < 3900 ? 0.95 : 0.1))), ['add:emergency-past-target', 'remove:toward-target']);
+  assert.deepEqual(reasons(afterHour({ preset: 'code' }, 'lt-u', () => 0.85)), [], 'not above 90 %');
+  assert.deepEqual(reasons(afterHour({})), [], "the paper's LT-U stops at the target");
+  assert.deepEqual(reasons(afterHour({ preset: 'code', ltuEmergencyAbove: null })), [], 'switched off');
+  assert.deepEqual(reasons(afterHour({ ltuEmergencyAbove: 0.9 })), ['add:emergency-past-target'], 'switched on with the paper preset');
+  assert.deepEqual(reasons(afterHour({ preset: 'code' }, 'lt-ua')), [], 'LT-UA has the ratio rule instead');
+});

@@ -154,3 +154,33 @@ test('Chiron end to end: NIW only on batch or mixed instances, IW never on batch
   assert.deepEqual(firstIw.slice(0, 5).map(poolOf), Array(5).fill('east-a'));
   assert.ok(count('iw-f', 'east-a') >= 5);
 });
+
+test('held NIW requests are released only on endpoint signals (niwReleaseTo: signalling), not on their own arrival', () => {
+  // NIW from East, whose endpoint has no instance; West is idle. West first signals at the periodic signal (60 s
+  // here), then at each of its completions; `preference` releases each request to West as it arrives.
+  const rows = Array.from({ length: 10 }, (_, i) => ({ t: 1 + i * 0.01, in: 500, out: 20, tier: 'niw', region: 'east' }));
+  const fleet = { pools: [{ name: 'west-a', model: 'llama3.1-8b', hardware: 'h100-80gb', region: 'west', count: 1 }], provisioning: { vmAcquireS: 0, modelLoadS: 0 } };
+  const firstTokens = (niwReleaseTo: string) => {
+    const sc = scenarioFor(tieredTrace(rows), { fleet, routing: { policy: 'sageserve', options: { niwReleaseTo, niwSignalIntervalS: 60 } }, maxDeferS: 86_400 });
+    const res = run(sc, 'fast');
+    assert.equal(summarize(res, 0).requests.completed, 10);
+    return Array.from({ length: 10 }, (_, i) => res.log.arrival[i]! + res.log.ttft[i]!);
+  };
+  const signalled = firstTokens('signalling');
+  assert.ok(signalled.every((t) => t >= 60), `nothing before West's first signal, got ${Math.min(...signalled)}`);
+  assert.ok(firstTokens('preference').every((t) => t < 5), 'released on arrival');
+});
+
+test('held NIW requests are released on the periodic signal grid whatever the timeline interval (an output setting)', () => {
+  const rows = Array.from({ length: 10 }, (_, i) => ({ t: 1 + i * 0.01, in: 500, out: 20, tier: 'niw', region: 'east' }));
+  const fleet = { pools: [{ name: 'west-a', model: 'llama3.1-8b', hardware: 'h100-80gb', region: 'west', count: 1 }], provisioning: { vmAcquireS: 0, modelLoadS: 0 } };
+  const firstTokens = (timelineIntervalS: number) => {
+    const sc = scenarioFor(tieredTrace(rows), { fleet, routing: { policy: 'sageserve', options: { niwSignalIntervalS: 30 } }, output: { timelineIntervalS }, maxDeferS: 86_400 });
+    const res = run(sc, 'fast');
+    return Array.from({ length: 10 }, (_, i) => res.log.arrival[i]! + res.log.ttft[i]!);
+  };
+  const at30 = firstTokens(30);
+  assert.ok(at30.every((t) => t >= 30), `nothing before the first periodic signal at 30 s, got ${Math.min(...at30)}`);
+  assert.deepEqual(firstTokens(1), at30);
+  assert.deepEqual(firstTokens(7), at30);
+});

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { leadTimeSigma, sampleLeadTime, Z99 } from '../../../src/policy/sageserve/lead-time.ts';
 import { SpotPool, type SpotVm } from '../../../src/policy/sageserve/spot.ts';
 import { spotSchema } from '../../../src/scenario/schema.ts';
-import { loadScenario, PROJECT_ROOT } from '../../../src/scenario/load.ts';
+import { loadScenario } from '../../../src/scenario/load.ts';
+import { PROJECT_ROOT } from '../../../src/util/paths.ts';
 import { Rng } from '../../../src/util/rng.ts';
 import { outcomes, run, scenarioFor, writeTrace } from '../../helpers/sim.ts';
 
