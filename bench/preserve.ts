@@ -355,6 +355,7 @@ function diagnose(args: string[]): void {
   let allPenalty = 0;
   let rise = 0;
   let riseMax = 0;
+  let nowGap = 0;
   (entry as { make: unknown }).make = (o: never) => {
     const r = orig(o);
     return {
@@ -371,6 +372,7 @@ function diagnose(args: string[]): void {
         const c = view.routable(req.model);
         for (const inst of c) {
           const p = ant.project(inst);
+          nowGap += p.u[0]! - inst.kvUsedFraction;
           const u0 = p.u[0]! + req.inputTokens / Math.max(1, p.capacityTokens);
           const pk = peakWith(p, req.inputTokens, req.predictedOutputTokens);
           if (pk > 0.8) pen++;
@@ -393,6 +395,7 @@ function diagnose(args: string[]): void {
     console.log(`choice differs from the Llumnix-like rule (remaining steps):   ${pct(diffLlumnix / n)}`);
     console.log(`decisions where some / every instance's peak exceeds 0.8:      ${pct(anyPenalty / n)} / ${pct(allPenalty / n)}`);
     console.log(`100-iteration peak minus current KV (with the request): mean ${f(rise / (n * k))}, max ${f(riseMax)} of capacity`);
+    console.log(`U[0] minus the engine's KV use (its blocks), before the request: mean ${f(nowGap / (n * k), 4)} of capacity`);
   } finally {
     (entry as { make: unknown }).make = orig;
   }

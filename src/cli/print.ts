@@ -1,4 +1,5 @@
 import { headlineAttainment, type Summary } from '../metrics/summary.ts';
+import { sloTargetsText } from '../metrics/collector.ts';
 import { formatAttainment, formatLatency as ms } from '../report/format.ts';
 
 
@@ -23,7 +24,7 @@ export function printSummary(s: Summary): void {
   lines.push('');
   // Nothing to attain in a run without requests: "–", not 0 %.
   const att = (a: number, n: number) => (n > 0 ? `${formatAttainment(a)} attained` : '–');
-  const targets = `TTFT ≤ ${s.slo.ttftS} s, TPOT ≤ ${s.slo.tpotS} s`;
+  const targets = sloTargetsText(s.slo);
   const untiered = r.total - Object.values(s.tiers ?? {}).reduce((n, b) => n + b.requests.total, 0);
   const judged = !s.tiers ? targets : `each request by its tier's targets${untiered > 0 ? `; untiered: ${targets}` : ''}`;
   lines.push(`SLO (${judged}): ${att(headlineAttainment(s), r.total)}`);

@@ -5,8 +5,18 @@ import { selectDist, type Dist } from './stats.ts';
 export interface SloTargets {
   ttftS: number;
   tpotS: number;
+  /**
+   * PreServe's SLO (seed 001 §4): when set, a request meets its SLO when E2E / output tokens is at most this, and
+   * the TTFT and TPOT targets are reported (`ttftAttainment`, `tpotAttainment`) but not judged.
+   */
+  normalizedE2eS?: number;
   /** Utility a request earns when it meets both targets. */
   utility?: number;
+}
+
+/** The targets a request is judged by, as printed: "TTFT ≤ 2 s, TPOT ≤ 0.2 s" or "E2E/token ≤ 0.2 s". */
+export function sloTargetsText(slo: Pick<SloTargets, 'ttftS' | 'tpotS' | 'normalizedE2eS'>): string {
+  return slo.normalizedE2eS === undefined ? `TTFT ≤ ${slo.ttftS} s, TPOT ≤ ${slo.tpotS} s` : `E2E/token ≤ ${slo.normalizedE2eS} s`;
 }
 
 /** Status codes of a request's final record. */
@@ -214,6 +224,8 @@ export interface LatencyBlock {
   slo: {
     ttftS: number;
     tpotS: number;
+    /** Set when the SLO is on normalised latency (then `attainment` is judged on it alone). */
+    normalizedE2eS?: number;
     attainment: number;
     ttftAttainment: number;
     tpotAttainment: number;
@@ -234,7 +246,7 @@ export function latencyBlock(log: RequestLog, slo: SloTargets, filter: (i: numbe
   let multiToken = 0;
   let total = 0;
   let dropped = 0;
-  let okBoth = 0;
+  let okSlo = 0;
   let okTtft = 0;
   let okTpot = 0;
   for (let i = 0; i < log.n; i++) {
@@ -253,7 +265,7 @@ export function latencyBlock(log: RequestLog, slo: SloTargets, filter: (i: numbe
     const b = log.tpot(i) <= slo.tpotS;
     if (a) okTtft++;
     if (b) okTpot++;
-    if (a && b) okBoth++;
+    if (slo.normalizedE2eS === undefined ? a && b : log.e2e[i]! / log.output[i]! <= slo.normalizedE2eS) okSlo++;
   }
   const column = (value: (i: number) => number, keep: (i: number) => boolean = () => true, size = completed): Dist => {
     const a = new Float64Array(size);
@@ -282,10 +294,11 @@ export function latencyBlock(log: RequestLog, slo: SloTargets, filter: (i: numbe
     slo: {
       ttftS: slo.ttftS,
       tpotS: slo.tpotS,
-      attainment: frac(okBoth),
+      ...(slo.normalizedE2eS === undefined ? {} : { normalizedE2eS: slo.normalizedE2eS }),
+      attainment: frac(okSlo),
       ttftAttainment: frac(okTtft),
       tpotAttainment: frac(okTpot),
-      ...(slo.utility === undefined ? {} : { utility: { perRequest: slo.utility, earned: okBoth * slo.utility, possible: total * slo.utility } }),
+      ...(slo.utility === undefined ? {} : { utility: { perRequest: slo.utility, earned: okSlo * slo.utility, possible: total * slo.utility } }),
     },
   };
 }

@@ -1,3 +1,4 @@
+import { sloTargetsText } from '../metrics/collector.ts';
 import type { Summary } from '../metrics/summary.ts';
 
 /** A latency in seconds as people read it: "12.3 ms" below one second, "7481.04 s" from there (never "7481043 ms"). */
@@ -29,7 +30,7 @@ export function describeRuns(runs: readonly { name: string; summary: Summary }[]
     const values = runs.map((r) => what(r.summary));
     return new Set(values).size === 1 ? values[0]! : runs.map((r, i) => `${r.name}: ${values[i]}`).join(', ');
   };
-  const slo = (s: Summary) => `TTFT ≤ ${s.slo.ttftS} s, TPOT ≤ ${s.slo.tpotS} s${s.tiers ? ' (untiered; tiers by their own)' : ''}`;
+  const slo = (s: Summary) => `${sloTargetsText(s.slo)}${s.tiers ? ' (untiered; tiers by their own)' : ''}`;
   return [
     `seed ${part((s) => String(s.seed))}`,
     `requests ${part((s) => s.requests.total.toLocaleString('en-US'))}`,

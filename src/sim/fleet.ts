@@ -176,10 +176,13 @@ export class Fleet implements FleetView {
 
 const EMPTY: readonly InstanceView[] = [];
 
-/** Device-hours of one instance up to `end`: provisioning time counted, and reported apart as wasted. */
-export function instanceHours(inst: Instance, end: number): { instanceHours: number; wastedHours: number } {
+/**
+ * Device-hours of one instance within [from, end): provisioning time counted, and reported apart as wasted
+ * (counted from its creation).
+ */
+export function instanceHours(inst: Instance, end: number, from = 0): { instanceHours: number; wastedHours: number } {
   const stop = inst.stoppedS >= 0 ? inst.stoppedS : end;
-  const live = Math.max(0, stop - inst.createdS);
+  const live = Math.max(0, Math.min(stop, end) - Math.max(inst.createdS, from));
   const provisioning = Math.max(0, Math.min(inst.readyS, stop) - inst.createdS);
   return { instanceHours: live / 3600, wastedHours: provisioning / 3600 };
 }

@@ -128,10 +128,13 @@ const close = (a: number, b: number, eps = 1e-9) => Math.abs(a - b) <= eps * Mat
 
 /**
  * The digest's map (§3.3), replayed per request from scratch: a request whose prefill completed occupies i ∈ [0, D̂)
- * with P + i tokens; after g emitted tokens the iteration in progress is i = g − 1 (slot j = 0); while it outlives
+ * with P + i tokens (rounded up to whole blocks); after g emitted tokens the iteration in progress is i = g − 1 (slot j = 0); while it outlives
  * D̂ it is extended by e = max(1, round(0.2·D̂0)) at a time (or 0.2·D̂ compounding). An early finish is the request
  * gone from the snapshot, i.e. its tail subtracted.
  */
+/** A footprint of `tokens` in whole KV blocks (the engine's allocation). */
+const inBlocks = (tokens: number, blockTokens: number) => Math.ceil(tokens / blockTokens) * blockTokens;
+
 function bruteMap(reqs: readonly RequestProgress[], cap: number, o: AnticipatorOptions, decodeOf: 'running' | 'all') {
   const n = o.horizonSteps;
   const u = new Array<number>(n).fill(0);
@@ -152,11 +155,11 @@ function bruteMap(reqs: readonly RequestProgress[], cap: number, o: AnticipatorO
       mapped++;
       for (let j = 0; j < n; j++) {
         const i = g - 1 + j;
-        if (i < d) u[j]! += r.inputTokens + i;
+        if (i < d) u[j]! += inBlocks(r.inputTokens + i, o.blockTokens);
       }
     } else if (o.includeWaiting && g === 0) {
       mapped++;
-      for (let j = 0; j < n && j < d; j++) u[j]! += r.inputTokens + j;
+      for (let j = 0; j < n && j < d; j++) u[j]! += inBlocks(r.inputTokens + j, o.blockTokens);
     }
   }
   return { u: u.map((x) => x / cap), prefill, decode, mapped };
@@ -168,6 +171,7 @@ const antOptsArb: fc.Arbitrary<AnticipatorOptions> = fc.record({
   extensionMode: fc.constantFrom<'fixed' | 'compound'>('fixed', 'compound'),
   includePreempted: fc.boolean(),
   includeWaiting: fc.boolean(),
+  blockTokens: fc.constantFrom(16, 16, 1, 3),
 });
 
 test('PreServe anticipator: U[j], L_p, L_d and the mapped count equal a brute-force replay of the digest rules', () => {
@@ -188,7 +192,7 @@ test('PreServe anticipator: U[j], L_p, L_d and the mapped count equal a brute-fo
       const P = specs[0]?.inputTokens ?? 7;
       const D = specs[0]?.predicted ?? 3;
       let pw = 0;
-      for (let j = 0; j < o.horizonSteps; j++) pw = Math.max(pw, b.u[j]! + (j < Math.max(1, D) ? (P + j) / cap : 0));
+      for (let j = 0; j < o.horizonSteps; j++) pw = Math.max(pw, b.u[j]! + (j < Math.max(1, D) ? inBlocks(P + j, o.blockTokens) / cap : 0));
       assert.ok(close(peakWith(p, P, D), pw));
       const thr = 0.3;
       // Counting above a threshold is exact unless a value sits within float noise of it.
@@ -236,7 +240,7 @@ test('PreServe router: picks the brute-force argmin of the digest score (ties: l
         const scored = c.map((inst) => {
           const b = bruteMap(inst.requests(), inst.kvCapacityTokens, ANTICIPATOR_DEFAULTS, decodeOf);
           let pw = 0;
-          for (let j = 0; j < b.u.length; j++) pw = Math.max(pw, b.u[j]! + (j < Math.max(1, D) ? (P + j) / inst.kvCapacityTokens : 0));
+          for (let j = 0; j < b.u.length; j++) pw = Math.max(pw, b.u[j]! + (j < Math.max(1, D) ? inBlocks(P + j, ANTICIPATOR_DEFAULTS.blockTokens) / inst.kvCapacityTokens : 0));
           const penalty = Math.max(0, pw - tMem) * inst.kvCapacityTokens;
           return { id: inst.id, score: b.prefill + P + b.decode + D + beta * penalty, penalty };
         });

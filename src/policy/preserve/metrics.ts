@@ -1,5 +1,5 @@
 import { percentile } from '../../metrics/stats.ts';
-
+import { instanceHours } from '../../sim/fleet.ts';
 import type { SimResult } from '../../sim/simulator.ts';
 
 /** The paper's measures (seed 001 §4 "Metrics", §9 item 10) computed from one run. */
@@ -73,12 +73,7 @@ export function preserveMetrics(res: SimResult, w: MetricsWindow = {}): Preserve
   for (const c of buckets.values()) peak = Math.max(peak, c.s / c.n);
   let hours = 0;
   const end = Math.min(toS, res.endS);
-  for (const inst of res.fleet.instances) {
-    // Clip each instance's charged span [created, stopped) to [fromS, end).
-    const stop = inst.stoppedS >= 0 ? inst.stoppedS : res.endS;
-    const live = Math.max(0, Math.min(stop, end) - Math.max(inst.createdS, fromS));
-    hours += live / 3600;
-  }
+  for (const inst of res.fleet.instances) hours += instanceHours(inst, end, fromS).instanceHours;
 
   const refHours = ((w.referenceInstances ?? 8) * Math.max(0, end - fromS)) / 3600;
   return {

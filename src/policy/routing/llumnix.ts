@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { FleetView, InstanceView } from '../types.ts';
 import { NO_INSTANCE, type MigrationOrder, type RouterEntry } from './types.ts';
+import { pickMin } from './pick.ts';
 
 /**
  * Llumnix's live migration (`--enable-migration`), with its defaults (docs/Arguments.md): every polling interval
@@ -177,21 +178,15 @@ export const llumnix = {
           cache.clear();
           readAt = view.now;
         }
-        let best = c[0]!;
-        let bestLoad = Infinity;
-        for (let k = 0; k < c.length; k++) {
-          const inst = c[k]!;
+        const cachedLoad = (inst: InstanceView): number => {
           let v = cache.get(inst.id);
           if (v === undefined) {
             v = load(inst);
             cache.set(inst.id, v);
           }
-          if (v < bestLoad || k === 0) {
-            best = inst;
-            bestLoad = v;
-          }
-        }
-        return { kind: 'send', to: best.id, reason };
+          return v;
+        };
+        return { kind: 'send', to: pickMin(c, cachedLoad).id, reason };
       },
     };
   },

@@ -47,6 +47,15 @@ export const preserveScalerOptions = z
     /** Rule B: an instance is potentially overloaded when more than `overloadShare` of the window projects above `overloadThreshold`. */
     overloadThreshold: z.number().min(0).max(1).default(0.95),
     overloadShare: z.number().min(0).max(1).default(0.1),
+    /**
+     * Rule B's de-duplication (the paper gives none): `window` re-arms every episode at each window boundary where
+     * Tier 1 sets the target and adds one instance per trigger even while others are starting; `episode` (the
+     * digest's §3.4 B reading) counts an instance once per overload episode, across window boundaries, and lets
+     * instances already starting or ordered cover new triggers. `window` is the default because it was measured to
+     * hold latency far better when Tier 1 under-forecasts (docs/fidelity/preserve.md, "Session 17": 6–13 % SLO
+     * violations vs 23–27 %) and equal otherwise.
+     */
+    overloadDedup: z.enum(['episode', 'window']).default('window'),
     /** Rule C: one scale-in per window when every instance's projection stays below this (T_down). */
     scaleDownThreshold: z.number().min(0).max(1).default(0.3),
     /** keep = ceil(Σ max U / divisor): `threshold` (T_down, digest default), `max-peak` (largest single peak), `one`. */
@@ -89,6 +98,16 @@ export function tier1Target(promptTokens: number, outputTokens: number, windowS:
   return Math.max(0, Math.ceil(r - 1e-9));
 }
 
+/**
+ * Rule B's scale-out when `entering` instances enter an overload episode: one each (the paper's "one potentially
+ * overloaded instance, one more instance"). With `episode` dedup the `inFlight` instances (starting, or ordered and
+ * not yet started) are subtracted: they relieve the pool as soon as a new one would, e.g. 2 entering with 1
+ * starting → +1.
+ */
+export function ruleBScaleOut(entering: number, inFlight: number, dedup: 'episode' | 'window'): number {
+  return dedup === 'episode' ? Math.max(0, entering - inFlight) : entering;
+}
+
 interface PoolState {
   /** Token sums of completed windows, oldest first. */
   promptHist: number[];
@@ -99,7 +118,7 @@ interface PoolState {
   /** The instance count this policy wants (Tier-1 target ± in-window changes); undefined until first set. */
   desired: number | undefined;
   scaledInThisWindow: boolean;
-  /** Instances in an overload episode (each adds one instance once, re-arming when it ends). */
+  /** Instances in an overload episode (each triggers rule B once, re-arming when the episode ends). */
   overloaded: Set<number>;
 }
 
@@ -109,7 +128,7 @@ interface PoolState {
  *    per-interval arrival stats: no look-ahead), forecast two windows (the two-step rollout) and set the target
  *    to N_{i+1} (or max(N̂_i, N_{i+1})); until the forecaster has enough history the fleet is held (`warmup`);
  * B. every tick, +1 instance per instance entering an overload episode (> 10 % of the next 100 projected
- *    iterations above 95 % KV);
+ *    iterations above 95 % KV), less the instances already starting or ordered (`overloadDedup`);
  * C. at most once per window, when every ready instance's projection stays below 30 %, shrink to
  *    max(1, ceil(Σ max U / divisor)).
  * It then asks for whatever closes the gap between the wanted and the current (ready + provisioning) count, so
@@ -174,7 +193,7 @@ export const preserve = defineScaler({
           const next = tier1Target(pNext, dNext, opts.windowS, opts);
           const target = opts.boundaryTarget === 'max' ? Math.max(next, tier1Target(pNow, dNow, opts.windowS, opts)) : next;
           st.desired = Math.max(1, target);
-          st.overloaded.clear();
+          if (opts.overloadDedup === 'window') st.overloaded.clear();
         }
       }
       const warm = st.promptHist.length >= minHistory;
@@ -206,7 +225,9 @@ export const preserve = defineScaler({
       st.overloaded = seen;
       let reason = 'tier1-target';
       if (newlyOverloaded > 0) {
-        st.desired += newlyOverloaded;
+        // Ordered but not started yet counts too: a governor veto leaves the gap to be asked for again.
+        const inFlight = p.provisioning + Math.max(0, st.desired - current);
+        st.desired += ruleBScaleOut(newlyOverloaded, inFlight, opts.overloadDedup);
         reason = 'anticipated-overload';
       } else if (allLow && !st.scaledInThisWindow && !boundary && (opts.scaleDownWhileStarting || p.provisioning === 0)) {
         // Inside the window only: on the boundary tick rule A has just set this window's target.

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { tier1Target } from '../../../src/policy/scaling/preserve.ts';
+import { ruleBScaleOut, tier1Target } from '../../../src/policy/scaling/preserve.ts';
 import { createScaler } from '../../../src/policy/scaling/registry.ts';
 import type { PoolStatus, ScaleAction, ScalingSignals } from '../../../src/policy/scaling/types.ts';
 import type { InstanceView } from '../../../src/policy/types.ts';
@@ -61,8 +61,11 @@ test('Tier 1 forecasts from the true output tokens of the arrivals (Alg. 2), the
   assert.equal(added({}, undefined), 1, 'the live gateway has no true count: the predictions');
 });
 
+/** Rule B's fixtures are counted to the token (the paper's (P + i)/M); 16-token blocks are tested in anticipator.test.ts. */
+const TOKENS = { anticipator: { blockTokens: 1 } };
+
 test('one more instance per instance entering an overload episode (> 10 of the next 100 steps above 95 % KV)', () => {
-  const s = createScaler('preserve', { ...MU, windowS: 1000, windowsPerDay: 1, warmup: 'rules-b-c' }, ctx);
+  const s = createScaler('preserve', { ...MU, windowS: 1000, windowsPerDay: 1, warmup: 'rules-b-c', ...TOKENS }, ctx);
   // M = 1,000: 960 + j tokens for 30 more steps → above 950 on all 30 → overloaded.
   const hot = (id: number) => instance(id, [prog({ inputTokens: 960, predicted: 40, generated: 11 })], { kvCapacityTokens: 1000 });
   const edge = (id: number) => instance(id, [prog({ inputTokens: 945, predicted: 25, generated: 1 })], { kvCapacityTokens: 1000 });
@@ -72,11 +75,51 @@ test('one more instance per instance entering an overload episode (> 10 of the n
   // Instance 1 enters an episode too → +1.
   assert.equal(net(s.decide(signals(30, [hot(0), hot(1), busy(2)], null))), 1);
   // 945 + j > 950 for j = 6..24 (19 of 100 steps) → overloaded; 10 or fewer would not be.
-  const s2 = createScaler('preserve', { ...MU, windowS: 1000, windowsPerDay: 1, warmup: 'rules-b-c' }, ctx);
+  const s2 = createScaler('preserve', { ...MU, windowS: 1000, windowsPerDay: 1, warmup: 'rules-b-c', ...TOKENS }, ctx);
   assert.equal(net(s2.decide(signals(10, [edge(0)], null))), 1);
   const mild = instance(0, [prog({ inputTokens: 945, predicted: 16, generated: 1 })], { kvCapacityTokens: 1000 }); // j = 6..15: 10 steps
-  const s3 = createScaler('preserve', { ...MU, windowS: 1000, windowsPerDay: 1, warmup: 'rules-b-c' }, ctx);
+  const s3 = createScaler('preserve', { ...MU, windowS: 1000, windowsPerDay: 1, warmup: 'rules-b-c', ...TOKENS }, ctx);
   assert.equal(net(s3.decide(signals(10, [mild], null))), 0);
+});
+
+test('rule B: an instance still in its overload episode does not trigger again at the next window boundary (overloadDedup: window re-arms it)', () => {
+  const hot = (id: number) => instance(id, [prog({ inputTokens: 960, predicted: 40, generated: 11 })], { kvCapacityTokens: 1000 });
+  // seasonal-naive needs 2 windows of history; 100 prompt + 100 output tokens a 10-s tick over 100-s windows → P = D =
+  // 1,000 a window → target ⌈max(1, 1, 1.33)⌉ = 2 at every boundary from t = 200 on.
+  const boundaryAdds = (overloadDedup: 'episode' | 'window') => {
+    const s = createScaler('preserve', { ...MU, windowS: 100, windowsPerDay: 1, forecaster: 'seasonal-naive', overloadDedup }, ctx);
+    for (let t = 10; t <= 190; t += 10) s.decide(signals(t, [busy(0), busy(1)], { input: 100, output: 100 }));
+    // t = 200: Tier 1 sets 2; instance 0 enters an episode → +1 (3 wanted).
+    const first = net(s.decide(signals(200, [hot(0), busy(1)], { input: 100, output: 100 })));
+    for (let t = 210; t <= 290; t += 10) s.decide(signals(t, [hot(0), busy(1), busy(2)], { input: 100, output: 100 }));
+    // t = 300: Tier 1 sets 2 again while instance 0's episode goes on.
+    return { first, next: net(s.decide(signals(300, [hot(0), busy(1), busy(2)], { input: 100, output: 100 }))) };
+  };
+  assert.deepEqual(boundaryAdds('episode'), { first: 1, next: -1 }, 'rule A alone: back to 2, the episode was counted');
+  assert.deepEqual(boundaryAdds('window'), { first: 1, next: 0 }, 'sessions 1–16: the episode re-arms and adds its instance again');
+});
+
+test('rule B: instances already starting cover new overload triggers (overloadDedup: window adds one per trigger anyway)', () => {
+  const hot = (id: number) => instance(id, [prog({ inputTokens: 960, predicted: 40, generated: 11 })], { kvCapacityTokens: 1000 });
+  const added = (overloadDedup: 'episode' | 'window', provisioning: number, hotCount: number) => {
+    const s = createScaler('preserve', { ...MU, windowS: 1000, windowsPerDay: 1, warmup: 'rules-b-c', overloadDedup }, ctx);
+    const insts = [0, 1, 2].map((id) => (id < hotCount ? hot(id) : busy(id)));
+    return net(s.decide(signals(10, insts, null, provisioning)));
+  };
+  assert.equal(added('episode', 1, 1), 0, 'one entering, one starting: covered');
+  assert.equal(added('episode', 1, 3), 2, 'three entering, one starting: two more');
+  assert.equal(added('episode', 0, 2), 2);
+  assert.equal(added('window', 1, 1), 1);
+  assert.equal(added('window', 1, 3), 3);
+  assert.deepEqual([ruleBScaleOut(2, 1, 'episode'), ruleBScaleOut(1, 3, 'episode'), ruleBScaleOut(2, 1, 'window')], [1, 0, 2]);
+});
+
+test('rule B (overloadDedup: episode) counts a scale-out the governor has not let through yet as in flight', () => {
+  const hot = (id: number) => instance(id, [prog({ inputTokens: 960, predicted: 40, generated: 11 })], { kvCapacityTokens: 1000 });
+  const s = createScaler('preserve', { ...MU, windowS: 1000, windowsPerDay: 1, warmup: 'rules-b-c', overloadDedup: 'episode' }, ctx);
+  assert.equal(net(s.decide(signals(10, [hot(0), busy(1)], null))), 1);
+  // The add was vetoed (still 2 ready, none starting): it is asked for again, and covers instance 1's new episode.
+  assert.equal(net(s.decide(signals(20, [hot(0), hot(1)], null))), 1);
 });
 
 test('at most one scale-in per window, to ceil(Σ peak / 0.3), when every projection stays below 30 %', () => {
