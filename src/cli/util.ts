@@ -5,6 +5,7 @@ import { UserError } from '../util/errors.ts';
 import { applyOverrides } from '../util/config-file.ts';
 import { prepareOutDir } from '../util/folders.ts';
 import type { WorkloadSpec } from '../workload/schema.ts';
+import { parseDecimal } from '../util/decimal.ts';
 
 /** The absolute path of an input file given by `flag`, checked to be there and a file (a one-line error naming it otherwise). */
 export function requireFile(flag: string, file: string): string {
@@ -18,6 +19,17 @@ export function requireFile(flag: string, file: string): string {
   }
   if (!st.isFile()) throw new UserError(`${flag} ${abs}: expected a file, got ${st.isDirectory() ? 'a folder' : 'a pipe or device'}`);
   return abs;
+}
+
+/**
+ * An input file flag whose loader reports a missing file or a folder itself: refuses only a pipe, socket or
+ * device (a FIFO with no writer blocked the read for ever, /dev/zero never ended). Returns the path as given.
+ */
+export function notAPipe(flag: string, file: string): string {
+  const abs = resolve(nonEmptyFlag(flag, file, 'file'));
+  const st = statSync(abs, { throwIfNoEntry: false });
+  if (st !== undefined && !st.isFile() && !st.isDirectory()) throw new UserError(`${flag} ${abs}: expected a file, got a pipe or device`);
+  return file;
 }
 
 /**
@@ -47,8 +59,27 @@ export function parseIntFlag(flag: string, v: string): number {
 }
 
 export function parseNumberFlag(flag: string, v: string, min = -Infinity): number {
-  const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n < min) throw new UserError(`${flag}: expected a number${min > -Infinity ? ` ≥ ${min}` : ''}, got '${v}'`);
+  const n = parseDecimal(v);
+  if (!Number.isFinite(n) || n < min) throw new UserError(`${flag}: expected a number${min > -Infinity ? ` ≥ ${min}` : ''}, got '${v}'`);
+  return n;
+}
+
+/**
+ * The range of the live plane's `--time-scale` (emulate, replay): modelled seconds per wall second. Below
+ * MIN_TIME_SCALE the emulator's steps and replay's send waits stretch past any run anyone waits for (1e-300 made a
+ * 10-ms decode step 10^298 s long: the request never answered); above MAX_TIME_SCALE one millisecond of wall-clock
+ * jitter is more than a modelled second (1e300 turned every client-side time into noise × 1e300).
+ */
+export const MIN_TIME_SCALE = 1e-3;
+export const MAX_TIME_SCALE = 1e3;
+
+/** `--time-scale X`: a decimal number > 0 in [MIN_TIME_SCALE, MAX_TIME_SCALE], else a one-line UserError naming the flag. */
+export function parseTimeScaleFlag(flag: string, v: string): number {
+  const n = parseDecimal(v);
+  if (!(n > 0)) throw new UserError(`${flag}: expected a number > 0, got '${v}'`);
+  if (!(n >= MIN_TIME_SCALE && n <= MAX_TIME_SCALE)) {
+    throw new UserError(`${flag}: expected a number ≥ ${MIN_TIME_SCALE} and ≤ ${MAX_TIME_SCALE} (modelled seconds per wall second; beyond these a run waits for days or measures only jitter), got '${v}'`);
+  }
   return n;
 }
 

@@ -85,6 +85,9 @@ function mean(xs: readonly number[]): number {
   return s;
 }
 
+/** Rolling-origin folds when none are asked for (the `forecast` command's `--folds` default). */
+export const DEFAULT_FOLDS = 3;
+
 export interface BacktestOptions {
   horizon: number;
   /** Number of forecast origins; the last one leaves exactly `horizon` points to score. */
@@ -99,7 +102,9 @@ export interface BacktestOptions {
 export function backtest(make: () => Forecaster, y: readonly number[], o: BacktestOptions): Metrics {
   const windows: { actual: number[]; forecast: Forecast }[] = [];
   const probe = make();
-  for (let k = o.folds; k >= 1; k--) {
+  // Origins before the series' start are skipped anyway: start at the first one inside it, so a huge `folds`
+  // (2^53 − 1 looped for ever) costs nothing.
+  for (let k = Math.min(o.folds, Math.floor(y.length / o.horizon)); k >= 1; k--) {
     const origin = y.length - k * o.horizon;
     if (origin < probe.minHistory(o.fit)) continue;
     const f = make();
@@ -147,7 +152,7 @@ export function selectModel(
     for (const candidate of candidatesFor(model, o.periods)) {
       try {
         const fit: FitOptions = { period: candidate.period, period2: candidate.period2, logTransform: o.logTransform, seed: o.seed };
-        const metrics = backtest(forecasters[model], y, { horizon: o.horizon, folds: o.folds ?? 3, fit });
+        const metrics = backtest(forecasters[model], y, { horizon: o.horizon, folds: o.folds ?? DEFAULT_FOLDS, fit });
         table.push({ candidate, metrics });
         if (!best || metrics.rmse < best.rmse) best = { c: candidate, rmse: metrics.rmse };
       } catch (e) {

@@ -1,5 +1,5 @@
 import { UserError } from '../util/errors.ts';
-import { AUTO_MODELS, backtest, candidatePeriods, candidatesFor, score, selectModel, type Metrics, type Selection } from './backtest.ts';
+import { AUTO_MODELS, DEFAULT_FOLDS, backtest, candidatePeriods, candidatesFor, score, selectModel, type Metrics, type Selection } from './backtest.ts';
 import { FORECASTER_NAMES, SEASONAL, forecasters, type ForecasterName } from './registry.ts';
 import type { Forecast } from './types.ts';
 
@@ -60,7 +60,7 @@ export function runForecast(values: readonly number[], o: RunOptions): RunResult
     // models that need more history (Holt-Winters: two seasons) are skipped by their own checks and listed.
     const tried = o.period !== undefined ? periods : candidatePeriods(o.stepS).filter((p) => train.length >= p + o.horizon);
     checkAutoCanBacktest(train.length, o.horizon, tried, o.logTransform);
-    selection = selectModel(train, { horizon: o.horizon, periods: tried, folds: o.folds ?? 3, logTransform: o.logTransform, seed: o.seed });
+    selection = selectModel(train, { horizon: o.horizon, periods: tried, folds: o.folds ?? DEFAULT_FOLDS, logTransform: o.logTransform, seed: o.seed });
     ({ model, period, period2 } = selection.best);
   } else {
     model = o.model;
@@ -91,7 +91,7 @@ export function runForecast(values: readonly number[], o: RunOptions): RunResult
     const note = `${train.length} points are too short to backtest ${model} over a ${o.horizon}-step horizon (needs ${needs}); use --holdout to score`;
     return { ...run, metrics: null, metricsSource: 'none', note };
   }
-  return { ...run, metrics: backtest(forecasters[model], train, { horizon: o.horizon, folds: o.folds ?? 3, fit }), metricsSource: 'backtest' };
+  return { ...run, metrics: backtest(forecasters[model], train, { horizon: o.horizon, folds: o.folds ?? DEFAULT_FOLDS, fit }), metricsSource: 'backtest' };
 }
 
 function holdoutMetrics(r: Pick<RunResult, 'actual' | 'scored' | 'forecast'>): Pick<RunResult, 'metrics' | 'metricsSource' | 'note'> {

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { ConfigError, UserError } from '../util/errors.ts';
+import { readTextFile } from '../util/read-file.ts';
 import { MAX_SERIES_VALUE } from './base.ts';
 
 /** A plain `timestamp_s,value` series: regular step, oldest first. */
@@ -15,19 +15,30 @@ export interface SeriesData {
  * How to treat missing steps: 'error' (default) rejects a gap naming the line; 'linear' fills the missing
  * points by linear interpolation between its neighbours; 'zero' fills them with 0 (for count series where
  * an absent row means no arrivals), at most one filled point per data row. The step is the most common spacing;
- * a row off its grid, NaN, negative, unsorted or duplicate is always an error.
+ * a row off its grid, NaN, negative, unsorted, duplicate or with |timestamp| past MAX_SERIES_TIMESTAMP_S is always
+ * an error.
  */
 export type Imputation = 'error' | 'linear' | 'zero';
 export const IMPUTATIONS: readonly Imputation[] = ['error', 'linear', 'zero'];
 
+/**
+ * The largest |timestamp_s| a series may have: 2^53 − 1 s (about 285 million years; epoch seconds are ~1.8e9).
+ * Past it doubles are more than a second apart, so a step grid, a gap count and the forecast's own timestamps are
+ * rounding noise (a row at 1e300 was told it was "off the 60 s grid" or that 1.7e298 steps were missing).
+ */
+export const MAX_SERIES_TIMESTAMP_S = Number.MAX_SAFE_INTEGER;
+
 export function readSeriesCsv(path: string, impute: Imputation = 'error'): SeriesData {
-  let text: string;
+  return parseSeriesCsv(readSeriesText(path), path, impute);
+}
+
+/** A series file's text (read once: a pipe cannot be read again), or a UserError naming the file. */
+export function readSeriesText(path: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readTextFile(path);
   } catch (e) {
-    throw new UserError(`${path}: cannot read series file (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+    throw new UserError(`${path}: cannot read series file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  return parseSeriesCsv(text, path, impute);
 }
 
 export function parseSeriesCsv(text: string, source: string, impute: Imputation = 'error'): SeriesData {
@@ -52,6 +63,9 @@ export function parseSeriesCsv(text: string, source: string, impute: Imputation 
     const t = num(cells[0]!);
     const v = num(cells[1]!);
     if (!Number.isFinite(t)) throw new ConfigError({ source, line, path: 'timestamp_s', expected: 'a finite number of seconds', got: cells[0]!.trim() });
+    if (Math.abs(t) > MAX_SERIES_TIMESTAMP_S) {
+      throw new ConfigError({ source, line, path: 'timestamp_s', expected: `|t| ≤ ${MAX_SERIES_TIMESTAMP_S} s (timestamp out of range: past 2^53 − 1 consecutive doubles are more than 1 s apart, so no step grid holds; write times relative to the series start)`, got: cells[0]!.trim() });
+    }
     if (!Number.isFinite(v)) throw new ConfigError({ source, line, path: 'value', expected: 'a finite number', got: cells[1]!.trim() });
     if (v < 0) throw new ConfigError({ source, line, path: 'value', expected: 'a value ≥ 0', got: v });
     if (v > MAX_SERIES_VALUE) throw new ConfigError({ source, line, path: 'value', expected: `a value ≤ ${MAX_SERIES_VALUE} (squares of larger values overflow; rescale the series)`, got: v });

@@ -31,11 +31,15 @@ export function parseGranularity(text: string): number {
 
 export function parseKeyFields(text: string): KeyField[] {
   if (text.trim() === '') return [];
+  const seen = new Set<string>();
   return text.split(',').map((f) => {
     const t = f.trim();
     if (!(KEY_FIELDS as readonly string[]).includes(t)) {
       throw new UserError(`key: unknown field ${JSON.stringify(t)}; valid: ${KEY_FIELDS.join(', ')}`);
     }
+    // "model,model" split by one field twice: series keys like "model=a,model=a", every count the same.
+    if (seen.has(t)) throw new UserError(`key: field ${JSON.stringify(t)} is given twice; expected distinct fields from ${KEY_FIELDS.join(', ')}`);
+    seen.add(t);
     return t as KeyField;
   });
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readTextFile } from '../util/read-file.ts';
 import { z } from 'zod';
 import { issueError, parseConfigText } from '../util/config-file.ts';
 import { ConfigError } from '../util/errors.ts';
@@ -115,7 +115,8 @@ export function getModel(name: string, catalog: Catalog = BUILTIN_CATALOG): Mode
 export function loadCatalogFile(path: string, base: Catalog = BUILTIN_CATALOG): Catalog {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    // Not readFileSync: a FIFO named as a scenario's catalog blocked the run for ever, /dev/zero never ended.
+    text = readTextFile(path);
   } catch (e) {
     throw new ConfigError({ source: path, expected: 'a readable catalog YAML file', got: (e as Error).message });
   }

@@ -165,6 +165,8 @@ export const sloSchema = z
   .object({
     ttftS: z.number().positive().default(2),
     tpotS: z.number().positive().default(0.2),
+    /** PreServe's SLO on normalised latency (E2E / output tokens, s): when set it alone judges a request (TTFT and TPOT reported only). */
+    normalizedE2eS: z.number().positive().optional(),
     /** What a request earns when it meets these targets (SageServe's per-request utility); unset: not reported. */
     utility: utility.optional(),
   })
@@ -368,5 +370,4 @@ export function resolvedScaling(sc: Scenario): Scenario['scaling'] {
   const asked = sc.scaling.policy;
   return { ...sc.scaling, policy: asked === 'scheduled' ? asked : (sc.scaling.aliases[asked] ?? asked) } as Scenario['scaling'];
 }
-export type PoolSpec = z.output<typeof poolSchema>;
 export type EngineSpec = z.output<typeof engineSchema>;

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { isNode, LineCounter, parseDocument, parse as parseYamlValue, visit } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, UserError } from './errors.ts';
+import { readTextFile } from './read-file.ts';
 
 /** A parsed YAML/JSON document and a way to find the line of any path in it. */
 export interface ConfigDoc {
@@ -15,7 +15,7 @@ export interface ConfigDoc {
 export function readConfigFile(path: string): ConfigDoc {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readTextFile(path);
   } catch (e) {
     throw new UserError(`${path}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }

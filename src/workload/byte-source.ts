@@ -157,7 +157,7 @@ class GzipSource implements ByteSource {
         return;
       }
       const msg = (e as Error).message;
-      throw new UserError(`${this.path}: not valid gzip data (${msg === 'unexpected EOF' ? `truncated: the file ends at byte ${this.fileBytes}, inside the compressed data` : msg})`);
+      throw new UserError(`${this.path}: not valid gzip data (${msg === 'unexpected EOF' ? `truncated: the file ends at byte ${this.fileBytes}, inside the compressed data${this.memberStart > 0 ? ` of the member at byte ${this.memberStart}` : ''}` : msg})`);
     }
     if (n === 0) {
       this.ended = true;
@@ -201,6 +201,25 @@ class GzipSource implements ByteSource {
     }
   }
 
+  /**
+   * When the file ends inside the header of a further member, fflate never announces that member (onmember comes
+   * once its header is whole), so the trailer check at the end of the file reads the wrong 8 bytes. That member's
+   * start, if so: a place where the current member's trailer (its CRC-32 and length) ends, followed to the end of
+   * the file by an unfinished gzip header; undefined otherwise.
+   */
+  private cutInNextHeader(): number | undefined {
+    const from = Math.max(this.memberStart, this.fileBytes - (1 << 16) - 8);
+    const tail = Buffer.alloc(this.fileBytes - from);
+    if (readSync(this.fd!, tail, 0, tail.length, from) !== tail.length) return undefined;
+    for (let end = tail.length - 1; end >= 8; end--) {
+      if (tail.readUInt32LE(end - 8) !== this.crc >>> 0 || tail.readUInt32LE(end - 4) !== this.size) continue;
+      const rest = tail.subarray(end);
+      const magic = [0x1f, 0x8b, 0x08];
+      if (rest.subarray(0, 3).every((b, i) => b === magic[i]) && gzipHeaderEnd(rest) === undefined) return from + end;
+    }
+    return undefined;
+  }
+
   private checkTrailer(memberEnd: number, atEof = false): void {
     const t = Buffer.alloc(8);
     const read = memberEnd - this.memberStart >= 8 && readSync(this.fd!, t, 0, 8, memberEnd - 8) === 8;
@@ -210,6 +229,10 @@ class GzipSource implements ByteSource {
       // At the end of the file, a file cut short inside (or just before) its trailer has neither field right; one
       // right and one wrong is a damaged byte.
       const cut = atEof && !crcOk && !sizeOk;
+      const next = cut ? this.cutInNextHeader() : undefined;
+      if (next !== undefined) {
+        throw new UserError(`${this.path}: not valid gzip data (truncated: the file ends at byte ${this.fileBytes}, inside the gzip header of the member at byte ${next})`);
+      }
       throw new UserError(`${this.path}: ${cut ? 'corrupt or truncated' : 'corrupt'} gzip data (the CRC-32 or length in the trailer at byte ${memberEnd - 8} does not match the inflated data${cut ? '; a file cut short loses its trailer' : ''})`);
     }
     this.crc = 0;

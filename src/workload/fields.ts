@@ -1,5 +1,6 @@
 import { ConfigError, UserError } from '../util/errors.ts';
 import type { LineReader } from './line-reader.ts';
+import { DECIMAL } from '../util/decimal.ts';
 
 /** Shared row-parsing helpers for the trace readers: every bad value becomes a ConfigError with file and line. */
 
@@ -58,8 +59,24 @@ export function tokenCellOrZero(raw: string, source: string, line: number, colum
   return v;
 }
 
-/** Plain decimal notation (`12`, `-3.5`, `1e9`, `.5`); Number() alone would also take `0x10`, `0b1`, `Infinity`. */
-const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+/**
+ * The latest arrival a trace may give, in seconds (after its first row; the canonical formats, which keep their
+ * times, after 0): 1e10 s, about 317 years, which holds epoch seconds. Past it a double's spacing grows toward
+ * the latencies the simulator measures (at 1e15 s it is 0.125 s: a request there "completed" with TTFT 0 and
+ * the fleet billed for 5.6e11 instance-hours), so such a row is an error, not a run.
+ */
+export const MAX_TRACE_ARRIVAL_S = 1e10;
+
+/** A row whose arrival is past MAX_TRACE_ARRIVAL_S; `got` is the cell as written, `from` what the time counts from. */
+export function arrivalTooLate(source: string, line: number, column: string, got: unknown, from: 'first row' | 'zero'): ConfigError {
+  return new ConfigError({
+    source,
+    line,
+    path: column,
+    expected: `an arrival at most 1e10 s (about 317 years) after ${from === 'zero' ? '0' : "the trace's first row"}; later times are out of range (a double there is too coarse for the latencies simulated)`,
+    got,
+  });
+}
 
 /** A finite number cell in decimal notation (trimmed, not empty), or a ConfigError. */
 export function numberCell(raw: string, source: string, line: number, column: string, expected: string): number {

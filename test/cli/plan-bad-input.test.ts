@@ -60,10 +60,10 @@ test('D5: plan study counts are capped (--scenarios ≤ 10000, --trials ≤ 100,
 test('D10: an empty --out or --write-lp is refused naming the flag (it wrote nothing, exit 0); nothing lands in the current folder', () => {
   const cwd = mkdtempSync(join(tmpdir(), 'plan-empty-'));
   const example = resolve('scenarios/plan-example.yaml');
-  refused(['--generate', '2,2,2', '--out', ''], /^llmfleet: --out: expected a folder .*, got ""\n$/, cwd);
-  refused(['--problem', example, '--write-lp', ''], /^llmfleet: --write-lp: expected a file .*, got ""\n$/, cwd);
-  refused(['--generate', '2,2,2', '--out', ' '], /^llmfleet: --out: expected a folder .*, got " "\n$/, cwd);
-  refused([...ROBUST, '--out', ''], /^llmfleet: --out: expected a folder to write study-<name>\.json into, got ""\n$/, cwd);
+  refused(['--generate', '2,2,2', '--out', ''], /^llmfleet: --out: expected a non-empty folder .*, got ''\n$/, cwd);
+  refused(['--problem', example, '--write-lp', ''], /^llmfleet: --write-lp: expected a non-empty file .*, got ''\n$/, cwd);
+  refused(['--generate', '2,2,2', '--out', ' '], /^llmfleet: --out: expected a non-empty folder .*, got ' '\n$/, cwd);
+  refused([...ROBUST, '--out', ''], /^llmfleet: --out: expected a non-empty folder to write study-<name>\.json into, got ''\n$/, cwd);
   assert.deepEqual(readdirSync(cwd), []);
 });
 
@@ -79,8 +79,8 @@ test('other plan numbers: "" is not 0, hex is not decimal, a seed stays an exact
   for (const v of ['', ' ', '0x10', '1e308', '1.5', '9007199254740992']) {
     refused(['--generate', '2,2,2', '--solver', 'gh', '--seed', v], new RegExp(`^llmfleet: --seed: expected an integer ≥ -9007199254740991 and ≤ 9007199254740991, got ${JSON.stringify(JSON.stringify(v)).slice(1, -1)}\\n$`));
   }
-  refused(['--generate', '2,2,2', '--bound-time-limit', ''], /^llmfleet: --bound-time-limit: expected a number ≥ 0, got ""\n$/);
-  refused(['--generate', '2,2,2', '--solver', 'milp', '--time-limit', '-1'], /^llmfleet: --time-limit: expected a number ≥ 0\.1, got "-1"\n$/);
+  refused(['--generate', '2,2,2', '--bound-time-limit', ''], /^llmfleet: --bound-time-limit: expected a number ≥ 0 and ≤ 604800 \(.*\), got ""\n$/);
+  refused(['--generate', '2,2,2', '--solver', 'milp', '--time-limit', '-1'], /^llmfleet: --time-limit: expected a number ≥ 0\.1 and ≤ 604800 \(.*\), got "-1"\n$/);
   refused(['study', 'runtime', '--seed', ''], /^llmfleet: --seed: expected an integer/);
   // --stresses 1e308: "HiGHS could not load the model … |coefficient| 1.1e+308", no flag named.
   refused([...ROBUST, '--stresses', '1e308'], /^llmfleet: --stresses: expected a number ≥ 0\.01 and ≤ 100 \(delay\/error multipliers\), got "1e308"\n$/);
@@ -89,7 +89,7 @@ test('other plan numbers: "" is not 0, hex is not decimal, a seed stays an exact
   refused(['study', 'runtime', '--sizes', Array(101).fill('2,2,2').join(';')], /^llmfleet: --sizes: expected at most 100 sizes, got 101\n$/);
   // `--sizes ""` ran the six default sizes; `--trace ""` read the current folder as the trace; `--problem ""` was absent.
   refused(['study', 'runtime', '--sizes', ''], /^llmfleet: --sizes: expected I,J,K \(three positive integers\), got ""\n$/);
-  refused(['study', 'robustness', '--sizes', '2,2,2', '--trace', ''], /^llmfleet: --trace: expected a trace file or "none", got ""\n$/);
-  refused(['--problem', '', '--generate', '2,2,2'], /^llmfleet: --problem: expected a problem file \(YAML or JSON\), got ""\n$/);
+  refused(['study', 'robustness', '--sizes', '2,2,2', '--trace', ''], /^llmfleet: --trace: expected a non-empty trace file or "none", got ''\n$/);
+  refused(['--problem', '', '--generate', '2,2,2'], /^llmfleet: --problem: expected a non-empty problem file \(YAML or JSON\), got ''\n$/);
   refused(['--problem', 'scenarios/plan-example.yaml', '--generate', ''], /^llmfleet: plan: give exactly one of --problem FILE or --generate I,J,K\n$/);
 });

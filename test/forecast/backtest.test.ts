@@ -66,3 +66,11 @@ test('without a holdout the metrics come from the rolling-origin backtest', () =
   assert.equal(r.forecast.point.length, 24);
   assert.throws(() => runForecast(y, { model: 'arima', horizon: 24, holdout: y.length, stepS: 600 }), /leaves nothing to fit/);
 });
+
+test('a huge folds count is the same backtest as every origin inside the series, not a loop over 2^53 origins', () => {
+  const y = Array.from({ length: 200 }, (_, i) => (i % 24) + 1);
+  const all = backtest(forecasters['seasonal-naive'], y, { horizon: 5, folds: 40, fit: { period: 24 } });
+  const t0 = performance.now();
+  assert.deepEqual(backtest(forecasters['seasonal-naive'], y, { horizon: 5, folds: Number.MAX_SAFE_INTEGER, fit: { period: 24 } }), all);
+  assert.ok(performance.now() - t0 < 5000);
+});

@@ -7,6 +7,8 @@ import { labelPicker } from '../../src/workload/generators/labels.ts';
 import { arrivalTimes } from '../../src/workload/generators/arrivals.ts';
 import { relabelModels } from '../../src/workload/transforms.ts';
 import { all, assertConfigError, tempDir } from './helpers.ts';
+import { openTrace } from '../../src/workload/trace.ts';
+import type { TraceFormat } from '../../src/workload/types.ts';
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
@@ -84,4 +86,24 @@ test('workload spans, rates and factors near the largest double are refused at t
   // The bounds leave the bundled presets and ordinary values alone.
   workload('o365: { preset: week, scale: 1000, bursts: [{ startS: 0, durationS: 60, factor: 8 }] }\n');
   workload('trace: { path: x.csv }\ntransforms: { compress: 0.001 }\n');
+});
+
+test('a trace arrival past 1e10 s is refused at its line in every format (at 1e15 s a request "completed" with TTFT 0 and $6.8e12 of fleet)', () => {
+  const late = (file: string) => `expected an arrival at most 1e10 s (about 317 years) after ${file}; later times are out of range`;
+  const cases: [string, TraceFormat, string, string][] = [
+    ['az.csv', 'azure', 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,10,5\n9999-12-31 23:59:59.9999999,10,5\n', `:3 TIMESTAMP: ${late("the trace's first row")}`],
+    ['bg.csv', 'burstgpt', 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n0,ChatGPT,10,5,15,Conversation log\n1e15,ChatGPT,10,5,15,Conversation log\n', `:3 Timestamp: ${late("the trace's first row")}`],
+    ['vi.csv', 'vidur', 'arrived_at,num_prefill_tokens,num_decode_tokens\n5,10,5\n10000000006,10,5\n', `:3 arrived_at: ${late("the trace's first row")}`],
+    ['mc.jsonl', 'mooncake', '{"timestamp": 0, "input_length": 10, "output_length": 5}\n{"timestamp": 1e300, "input_length": 10, "output_length": 5}\n', `:2 timestamp: ${late("the trace's first row")}`],
+    ['ls.jsonl', 'llmservingsim', '{"arrival_time_ns": 0, "input_toks": 10, "output_toks": 5}\n{"arrival_time_ns": 1e20, "input_toks": 10, "output_toks": 5}\n', `:2 arrival_time_ns: ${late("the trace's first row")}`],
+    ['c.csv', 'csv', 'arrival_s,input_tokens,output_tokens\n0,10,5\n1e11,10,5\n', `:3 arrival_s: ${late('0')}`],
+    ['c.jsonl', 'jsonl', '{"arrival_s": 1e11, "input_tokens": 10, "output_tokens": 5}\n', `:1 arrival_s: ${late('0')}`],
+  ];
+  for (const [name, format, text, msg] of cases) {
+    const p = tmp.file(name, text);
+    assertConfigError(() => all(openTrace(p, format)), `${p}${msg}`);
+  }
+  // Within range: epoch seconds in the canonical CSV, and a trace spanning 300 years after its first row.
+  assert.equal(all(openTrace(tmp.file('epoch.csv', 'arrival_s,input_tokens,output_tokens\n1700000000,10,5\n9999999999,10,5\n'), 'csv')).length, 2);
+  assert.deepEqual(all(openTrace(tmp.file('bg-ok.csv', 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n7,ChatGPT,10,5,15,Conversation log\n10000000007,ChatGPT,10,5,15,Conversation log\n'), 'burstgpt')).map((r) => r.arrivalS), [0, 1e10]);
 });

@@ -169,3 +169,26 @@ test('a gzip file cut inside its header or trailer says it is truncated, never "
     assert.throws(() => readAll(p), (e: unknown) => e instanceof UserError && /: corrupt or truncated gzip data \(the CRC-32 or length in the trailer at byte \d+ does not match the inflated data; a file cut short loses its trailer\)$/.test(e.message) && !/byte -/.test(e.message), `cut ${cut}`);
   }
 });
+
+test('a two-member gzip file cut inside the second member\'s header says truncated there, as one member does', () => {
+  // Old code: "corrupt or truncated gzip data (the CRC-32 or length in the trailer at byte … does not match …)":
+  // fflate announces a member only once its header is whole, so the trailer check read the wrong 8 bytes.
+  const a = gzipSync('a,1\nb,2\n'.repeat(40));
+  const b = gzipSync('c,3\n'.repeat(40));
+  const named = Buffer.concat([b.subarray(0, 3), Buffer.from([b[3]! | 0x08]), b.subarray(4, 10), Buffer.from('t.csv\0'), b.subarray(10)]);
+  const two = Buffer.concat([a, named]);
+  assert.equal(readAll(tmp.file('two.gz', two)).lines.length, 120);
+  for (const n of [1, 2, 3, 9, 10, 12, 15]) {
+    const p = tmp.file(`two-head-${n}.gz`, two.subarray(0, a.length + n));
+    for (const chunk of [1, 3, 1 << 20]) {
+      assert.throws(
+        () => readAll(p, chunk),
+        (e: unknown) => e instanceof UserError && e.message === `${p}: not valid gzip data (truncated: the file ends at byte ${a.length + n}, inside the gzip header of the member at byte ${a.length})`,
+        `${n} bytes into member 2, chunk ${chunk}`,
+      );
+    }
+  }
+  // Cut inside its compressed data: the member is named too.
+  const mid = tmp.file('two-mid.gz', two.subarray(0, a.length + 20));
+  assert.throws(() => readAll(mid), (e: unknown) => e instanceof UserError && e.message === `${mid}: not valid gzip data (truncated: the file ends at byte ${a.length + 20}, inside the compressed data of the member at byte ${a.length})`);
+});

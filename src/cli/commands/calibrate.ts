@@ -1,19 +1,18 @@
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { UserError } from '../../util/errors.ts';
-import { requireFile } from '../util.ts';
-import { prepareOutDir } from '../../util/folders.ts';
+import { nonEmptyFlag, notAPipe, outDirFlag, requireFile } from '../util.ts';
 import { BUILTIN_CATALOG, getModel, loadCatalogFile } from '../../model/catalog.ts';
 import { loadProfileTable } from '../../perf/profile-table.ts';
 import { calibrate, type CalibrationResult, type ErrorStats } from '../../perf/calibrate.ts';
 import { checkVidurProfiles, type VidurCheckResult } from '../../perf/vidur-check.ts';
 import { BUNDLED_STEPS, checkMeasuredSteps, type StepCheckResult } from '../../perf/step-check.ts';
 import type { RowGroupCheck } from '../../perf/measured-check.ts';
+import { bundledPath } from '../../util/paths.ts';
 
-const BUNDLED_PROFILE = fileURLToPath(new URL('../../../data/profiles/splitwise_perf_model.csv', import.meta.url));
-const BUNDLED_VIDUR = fileURLToPath(new URL('../../../data/profiles/vidur', import.meta.url));
+const BUNDLED_PROFILE = bundledPath('data/profiles/splitwise_perf_model.csv');
+const BUNDLED_VIDUR = bundledPath('data/profiles/vidur');
 
 function collectMap(value: string, prev: Record<string, string> = {}): Record<string, string> {
   const m = /^([^=\s]+)=([^=\s]+)$/.exec(value);
@@ -130,23 +129,23 @@ export function registerCalibrate(program: Command): void {
     .action((opts: { profile: string; out: string; map?: Record<string, string>; fitPer: string; largeStepComm: boolean; vidur?: string | true; steps?: string[] | true; catalog?: string }) => {
       if (opts.vidur !== undefined && opts.steps !== undefined) throw new UserError('--vidur and --steps: give one check at a time');
       // A bad file is a ConfigError naming it (and the line and field of a bad entry): exit 2, one line.
-      const catalog = opts.catalog === undefined ? BUILTIN_CATALOG : loadCatalogFile(resolve(opts.catalog));
+      const catalog = opts.catalog === undefined ? BUILTIN_CATALOG : loadCatalogFile(resolve(nonEmptyFlag('--catalog', opts.catalog, 'catalog file')));
       if (opts.steps !== undefined) {
-        prepareOutDir('--out', opts.out);
+        const out = outDirFlag('--out', opts.out);
         const result = checkMeasuredSteps(opts.steps === true ? BUNDLED_STEPS : opts.steps.map((f) => requireFile('--steps', f)), catalog);
         process.stdout.write(formatStepCheck(result) + '\n');
-        const file = join(opts.out, 'step-check.json');
+        const file = join(out, 'step-check.json');
         writeFileSync(file, JSON.stringify({ command: `llmfleet ${process.argv.slice(2).join(' ')}`, ...result }, null, 2) + '\n');
         process.stdout.write(`wrote ${file}\n`);
         return;
       }
       if (opts.vidur !== undefined) {
-        prepareOutDir('--out', opts.out);
+        const out = outDirFlag('--out', opts.out);
         const t0 = performance.now();
         const result = checkVidurProfiles(opts.vidur === true ? BUNDLED_VIDUR : resolve(opts.vidur), catalog);
         process.stderr.write(`checked in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
         process.stdout.write(formatVidurCheck(result) + '\n');
-        const file = join(opts.out, 'vidur-check.json');
+        const file = join(out, 'vidur-check.json');
         writeFileSync(file, JSON.stringify({ command: `llmfleet ${process.argv.slice(2).join(' ')}`, ...result }, null, 2) + '\n');
         process.stdout.write(`wrote ${file}\n`);
         return;
@@ -155,8 +154,8 @@ export function registerCalibrate(program: Command): void {
       if (opts.fitPer !== 'hardware' && opts.fitPer !== 'key') {
         throw new UserError(`--fit-per: expected 'hardware' or 'key', got '${opts.fitPer}'`);
       }
-      prepareOutDir('--out', opts.out);
-      const table = loadProfileTable(resolve(opts.profile));
+      const out = outDirFlag('--out', opts.out);
+      const table = loadProfileTable(resolve(notAPipe('--profile', opts.profile)));
       const profileModels = new Set(table.rows.map((r) => r.model));
       for (const [key, id] of Object.entries(map)) {
         if (!profileModels.has(key)) throw new UserError(`--map ${key}=${id}: '${key}' is not a model of ${opts.profile} (its models: ${[...profileModels].sort().join(', ')})`);
@@ -170,7 +169,7 @@ export function registerCalibrate(program: Command): void {
       const result = calibrate(table, { modelMap: map, fitPer: opts.fitPer, largeStepComm: opts.largeStepComm, catalog });
       process.stderr.write(`calibrated in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
       process.stdout.write(formatCalibration(result) + '\n');
-      const file = join(opts.out, 'calibration.json');
+      const file = join(out, 'calibration.json');
       const args = process.argv.slice(2).join(' ');
       writeFileSync(file, JSON.stringify({ command: `llmfleet ${args}`, ...result }, null, 2) + '\n');
       process.stdout.write(`wrote ${file}\n`);

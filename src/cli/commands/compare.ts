@@ -55,7 +55,6 @@ export function registerCompare(program: Command): void {
       nonEmptyFlag('--baseline', o.baseline, 'variant name');
       const out = outDirFlag('--out', o.out);
       const setup = loadComparison({ ...scenarioFlags(o), variants: o.variant });
-      keptTransformsNote(o, setup.base.workload);
       const seeds = o.seeds === undefined ? undefined : parseSeedsFlag(o.seeds, setup.base.seed);
       if (o.baseline !== undefined && seeds === undefined) throw new UserError(`--baseline ${o.baseline}: applies only with --seeds (the paired comparison is over seeds)`);
       const baseline = baselineIndex(o.baseline, setup.variants.map((v) => v.name));
@@ -71,6 +70,8 @@ export function registerCompare(program: Command): void {
       } finally {
         progress.stop();
       }
+      // The --trace note once the run is through: a bad trace row or flag is then the run's one line on stderr.
+      keptTransformsNote(o, setup.base.workload);
       const wall = (performance.now() - t0) / 1000;
       const command = formatCommand(process.argv.slice(2));
       const paths = await writeComparison(out, setup, results, command);
@@ -97,6 +98,7 @@ async function compareSeeds(o: CompareFlags, out: string, setup: ComparisonSetup
   } finally {
     progress.stop();
   }
+  keptTransformsNote(o, setup.base.workload); // once the runs are through (see compare's own)
   const wall = (performance.now() - t0) / 1000;
   const c: SeededComparison = { seeds, baseline, variants };
   const paths = await writeSeededComparison(out, setup, c, formatCommand(process.argv.slice(2)));

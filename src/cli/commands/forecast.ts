@@ -1,10 +1,10 @@
 import { Option, type Command } from 'commander';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { score, type Metrics } from '../../forecast/backtest.ts';
+import { DEFAULT_FOLDS, score, type Metrics } from '../../forecast/backtest.ts';
 import { holdoutWindow, MODEL_CHOICES, runForecast, type ModelChoice, type RunResult } from '../../forecast/pipeline.ts';
 import { buildSeries, parseGranularity as parseGranularityText, parseKeyFields as parseKeyFieldsText, SERIES_METRICS, type SeriesMetric } from '../../forecast/series.ts';
-import { IMPUTATIONS, readSeriesCsv, type Imputation } from '../../forecast/series-csv.ts';
+import { IMPUTATIONS, parseSeriesCsv, readSeriesText, type Imputation } from '../../forecast/series-csv.ts';
 import { fitWorkloadTypes, typeLabeller } from '../../forecast/workload-types.ts';
 import { ConfigError, UserError } from '../../util/errors.ts';
 import { detectFormat, openTrace } from '../../workload/index.ts';
@@ -69,7 +69,7 @@ export function registerForecast(program: Command): void {
     .option('--period <n>', 'seasonal period in points (default: one day, or tried by auto: one day and one week)')
     .option('--log', 'fit on log1p(values)')
     .option('--seed <n>', 'seed for the LSTM and k-means', '1')
-    .option('--folds <n>', 'rolling-origin folds for auto', '3')
+    .option('--folds <n>', `rolling-origin folds for auto (at most ${MAX_FOLDS})`, String(DEFAULT_FOLDS))
     .option('--out <dir>', 'output folder', 'out/forecast')
     .option('--quiet', 'print nothing but errors')
     .action((o: Flags, cmd: Command) => {
@@ -91,7 +91,7 @@ export function registerForecast(program: Command): void {
       if (horizon < 1 || horizon > 1_000_000) throw new UserError(`--horizon: expected an integer from 1 to 1000000, got ${horizon}`);
       if (holdout < 0) throw new UserError(`--holdout: expected an integer ≥ 0, got ${holdout}`);
       if (period !== undefined && period < 1) throw new UserError(`--period: expected an integer ≥ 1, got ${period}`);
-      if (folds < 1) throw new UserError(`--folds: expected an integer ≥ 1, got ${folds}`);
+      if (folds < 1 || folds > MAX_FOLDS) throw new UserError(`--folds: expected an integer from 1 to ${MAX_FOLDS} (each fold refits every candidate model), got ${folds}`);
 
       const { inputs, note } = o.series !== undefined ? seriesInput(resolve(o.series), o.impute) : traceInputs(o);
       const results: { input: Named; res: RunResult }[] = [];
@@ -114,11 +114,13 @@ function rejectGiven(cmd: Command, flags: Record<string, string>, why: string): 
 }
 
 function seriesInput(path: string, impute: Imputation): { inputs: Named[]; note: InputNote } {
+  // The text is read once and kept for timestampCollapse: a pipe (`--series <(cmd)`) reads empty the second time.
+  const csv = readSeriesText(path);
   let s;
   try {
-    s = readSeriesCsv(path, impute);
+    s = parseSeriesCsv(csv, path, impute);
   } catch (e) {
-    throw (e instanceof ConfigError && timestampCollapse(e, path)) || e;
+    throw (e instanceof ConfigError && timestampCollapse(e, csv, path)) || e;
   }
   const n = s.imputed.filter(Boolean).length;
   const text = n > 0 ? `filled ${n} missing ${s.stepS} s steps of ${s.values.length} points by --impute ${impute}` : '';
@@ -165,6 +167,9 @@ function asFlag<T>(name: string, parse: () => T): T {
 const parseGranularity = (text: string) => asFlag('granularity', () => parseGranularityText(text));
 const parseKeyFields = (text: string) => asFlag('key', () => parseKeyFieldsText(text));
 
+/** The most rolling-origin folds `--folds` takes: each refits every candidate model (2^53 − 1 used to loop for ever). */
+const MAX_FOLDS = 1000;
+
 /** The most k-means workload types `--types` asks for: each one is a series of its own to fit and forecast. */
 const MAX_TYPES = 1000;
 
@@ -174,20 +179,15 @@ const MAX_TYPES = 1000;
  * apart collapse onto one number. That is a precision problem, not an unsorted file: say so (undefined when the
  * error is something else, e.g. a real duplicate).
  */
-function timestampCollapse(e: ConfigError, path: string): ConfigError | undefined {
+function timestampCollapse(e: ConfigError, text: string, path: string): ConfigError | undefined {
   const { line, path: field, got } = e.issue;
   if (field !== 'timestamp_s' || line === undefined || typeof got !== 'number') return undefined;
-  let lines: string[];
-  try {
-    lines = readFileSync(path, 'utf8').split(/\r?\n/);
-  } catch {
-    return undefined;
-  }
+  const lines = text.split(/\r?\n/);
   const cell = (l: string) => l.split(',')[0]!.trim();
   const cur = cell(lines[line - 1] ?? '');
   let prev: string | undefined;
   for (let i = line - 2; i >= 0 && prev === undefined; i--) {
-    const l = lines[i]!.trim();
+    const l = (lines[i] ?? '').trim();
     if (l !== '' && !l.startsWith('#')) prev = cell(l);
   }
   if (prev === undefined || Number(prev) !== got || Number(cur) !== got || decimalKey(prev) === decimalKey(cur)) return undefined;

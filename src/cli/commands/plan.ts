@@ -1,4 +1,4 @@
-import { readdirSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readdirSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { FLEET_CATALOG_FILE, fleetYaml, planToFleet, variantsYaml } from '../../optimize/joint-allocation/fleet-export.ts';
 import { dirname, join, resolve } from 'node:path';
 import { prepareOutDir } from '../../util/folders.ts';
@@ -13,6 +13,8 @@ import { describeHeadroom, parseHeadroom, withHeadroom } from '../../optimize/jo
 import { ablationStudy, budgetSweep, capSweep, MAX_GRW_SIGMA, MAX_GRW_TRIALS, MAX_STAGE2_SCENARIOS, MAX_STRESS, MAX_STUDY_SEEDS, MIN_STRESS, optimalityStudy, robustnessStudy, runtimeStudy, SENSITIVITY_GRIDS, sensitivityStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
 import { toLpString } from '../../optimize/highs.ts';
 import { checkSimCheckSpan, MAX_SIM_CHECK_REQUESTS, MAX_SIM_CHECK_S, runSimCheck, SIM_CHECK_DEFAULT_S, SIM_CHECK_FILES, type SimCheck } from '../../optimize/joint-allocation/sim-check.ts';
+import { parseDecimal } from '../../util/decimal.ts';
+import { nonEmptyFlag } from '../util.ts';
 
 interface PlanFlags {
   problem?: string;
@@ -59,6 +61,14 @@ function rejectGiven(cmd: Command, flags: Record<string, string>, why: string, w
   }
 }
 
+/**
+ * The most seconds --time-limit and --bound-time-limit take: one week. HiGHS's time_limit is a double whose
+ * default, infinity, means "no limit", so a huge value (1e300) silently ran with none; beyond a week a limit is
+ * not one anyone means.
+ */
+export const MAX_TIME_LIMIT_S = 604_800;
+const TIME_LIMIT_WHY = 'seconds per HiGHS solve: at most one week';
+
 /** The most values a list flag (--sigmas, --stresses, --budgets, --caps) or --sizes takes: each is a study stage of its own. */
 const MAX_LIST = 100;
 
@@ -70,9 +80,6 @@ interface NumOpts {
   why?: string;
 }
 
-/** Decimal notation only: Number() alone reads "" and " " as 0 (`--seed ""` ran seed 0) and "0x10" as 16. */
-const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i;
-
 /** A bound as the message writes it: 1e12 rather than 1000000000000. */
 function bound(n: number): string {
   const e = Math.log10(Math.abs(n));
@@ -80,8 +87,7 @@ function bound(n: number): string {
 }
 
 function num(flag: string, v: string, opts: NumOpts = {}): number {
-  const t = v.trim();
-  const n = DECIMAL.test(t) ? Number(t) : NaN;
+  const n = parseDecimal(v);
   const { int, min, max } = opts;
   if (!Number.isFinite(n) || (int && !Number.isInteger(n)) || (min !== undefined && n < min) || (max !== undefined && n > max)) {
     const range = [min !== undefined ? `≥ ${bound(min)}` : '', max !== undefined ? `≤ ${bound(max)}` : ''].filter((x) => x).join(' and ');
@@ -96,12 +102,6 @@ function numList(flag: string, v: string, opts: NumOpts): number[] {
   if (parts.some((s) => s === '')) throw new UserError(`--${flag}: expected comma-separated numbers ≥ ${bound(opts.min ?? -Infinity)}${opts.max !== undefined ? ` and ≤ ${bound(opts.max)}` : ''}, got ${JSON.stringify(v)}`);
   if (parts.length > MAX_LIST) throw new UserError(`--${flag}: expected at most ${MAX_LIST} values, got ${parts.length}`);
   return parts.map((s) => num(flag, s, opts));
-}
-
-/** A path flag's value; an empty one is refused (it would be skipped as absent, or resolve to the current folder). */
-function pathFlag(flag: string, v: string | undefined, what: string): string | undefined {
-  if (v !== undefined && v.trim() === '') throw new UserError(`${flag}: expected ${what}, got ${JSON.stringify(v)}`);
-  return v;
 }
 
 /** --seed: an integer seed, as a scenario's (|seed| ≤ 2^53 − 1, beyond which integers are no longer exact). */
@@ -197,8 +197,8 @@ interface StudyArgs {
 }
 
 function parseStudyFlags(which: string | undefined, f: PlanFlags): StudyArgs {
-  pathFlag('--out', f.out, 'a folder to write study-<name>.json into');
-  const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1 }) : undefined;
+  nonEmptyFlag('--out', f.out, 'folder to write study-<name>.json into');
+  const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1, max: MAX_TIME_LIMIT_S, why: TIME_LIMIT_WHY }) : undefined;
   const seed = parseSeed(f.seed);
   if (f.sizes !== undefined && f.sizes.split(';').length > MAX_LIST) throw new UserError(`--sizes: expected at most ${MAX_LIST} sizes, got ${f.sizes.split(';').length}`);
   const sizes = f.sizes !== undefined ? f.sizes.split(';').map((s) => parseSize('sizes', s)) : undefined;
@@ -213,7 +213,7 @@ function parseStudyFlags(which: string | undefined, f: PlanFlags): StudyArgs {
   if (caps?.some((v) => v > 1)) throw new UserError(`--caps: each cap is a share of a type's demand in [0, 1] (1 = soft), got ${JSON.stringify(f.caps)}`);
   const stresses = f.stresses !== undefined ? numList('stresses', f.stresses, { min: MIN_STRESS, max: MAX_STRESS, why: 'delay/error multipliers' }) : undefined;
   const sigmas = f.sigmas !== undefined ? numList('sigmas', f.sigmas, { min: 0, max: MAX_GRW_SIGMA, why: 'GRW volatilities σ per 5-min window; the paper\'s are 0.01–0.05' }) : undefined;
-  pathFlag('--trace', f.trace, 'a trace file or "none"');
+  nonEmptyFlag('--trace', f.trace, 'trace file or "none"');
   // The studies' MILPs (compact; the runtime study also the paper encoding) at each --sizes, before any work.
   if (sizes && (which === 'runtime' || which === 'optimality' || which === 'robustness')) {
     const p = generateProblem(1, 1, 1, seed);
@@ -343,8 +343,8 @@ export function registerPlan(program: Command): void {
     .option('--generate <I,J,K>', 'generate a random instance of this size')
     .option('--seed <n>', 'seed for --generate, AGH orderings and studies', '1')
     .option('--solver <name>', `one of ${SOLVERS.join(', ')}`, 'agh')
-    .option('--time-limit <s>', 'MILP time limit in seconds (plan: default 600 as in the paper; studies: per solve, default 30, robustness 60; not for sensitivity): HiGHS\'s time per solve, presolve included; building the model is not counted, nor the re-solves that confirm and diagnose an infeasible result, and HiGHS can overrun it on large models')
-    .option('--bound-time-limit <s>', 'heuristics: MILP seconds spent for a bound to report the gap (0 = skip; skipped with a note when the MILP is too large); when it proves the problem infeasible, the diagnosis of --solver milp is printed too (its re-solves not counted)', '10')
+    .option('--time-limit <s>', `MILP time limit in seconds (plan: default 600 as in the paper; studies: per solve, default 30, robustness 60; not for sensitivity): HiGHS\'s time per solve, presolve included; building the model is not counted, nor the re-solves that confirm and diagnose an infeasible result, and HiGHS can overrun it on large models; at most ${MAX_TIME_LIMIT_S} (one week)`)
+    .option('--bound-time-limit <s>', `heuristics: MILP seconds spent for a bound to report the gap (0 = skip; skipped with a note when the MILP is too large); when it proves the problem infeasible, the diagnosis of --solver milp is printed too (its re-solves not counted); at most ${MAX_TIME_LIMIT_S} (one week)`, '10')
     .option('--encoding <enc>', 'MILP encoding: paper (McCormick, default) or compact (exact, smaller)', 'paper')
     .option('--out <dir>', 'write plan.json, problem.json and fleet.yaml (+ catalog.yaml for quantised tiers) here (studies: study-<name>.json)')
     .option('--write-lp <file>', 'write the MILP in CPLEX LP format')
@@ -376,16 +376,16 @@ export function registerPlan(program: Command): void {
       // Every flag before any folder is made or any work starts.
       if (!SOLVERS.includes(f.solver as SolverName)) throw new UserError(`--solver: expected one of ${SOLVERS.join(', ')}, got ${JSON.stringify(f.solver)}`);
       if (f.encoding !== 'paper' && f.encoding !== 'compact') throw new UserError(`--encoding: expected paper or compact, got ${JSON.stringify(f.encoding)}`);
-      pathFlag('--problem', f.problem, 'a problem file (YAML or JSON)');
+      nonEmptyFlag('--problem', f.problem, 'problem file (YAML or JSON)');
       if ((f.problem === undefined) === (f.generate === undefined)) throw new UserError('plan: give exactly one of --problem FILE or --generate I,J,K');
-      pathFlag('--out', f.out, 'a folder to write plan.json, problem.json and fleet.yaml into');
-      pathFlag('--write-lp', f.writeLp, 'a file to write the MILP into (CPLEX LP format)');
+      nonEmptyFlag('--out', f.out, 'folder to write plan.json, problem.json and fleet.yaml into');
+      nonEmptyFlag('--write-lp', f.writeLp, 'file to write the MILP into (CPLEX LP format)');
       const seed = parseSeed(f.seed);
       const headroom = f.headroom !== undefined ? parseHeadroom('headroom', f.headroom) : undefined;
       const simCheckS = f.simCheck === undefined ? undefined : f.simCheck === true ? SIM_CHECK_DEFAULT_S
         : num('sim-check', f.simCheck, { min: 1, max: MAX_SIM_CHECK_S, why: `seconds of arrivals: at most one week, and ${MAX_SIM_CHECK_REQUESTS.toLocaleString('en-US')} requests` });
-      const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1 }) : undefined;
-      const btl = num('bound-time-limit', f.boundTimeLimit ?? '10', { min: 0 });
+      const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1, max: MAX_TIME_LIMIT_S, why: TIME_LIMIT_WHY }) : undefined;
+      const btl = num('bound-time-limit', f.boundTimeLimit ?? '10', { min: 0, max: MAX_TIME_LIMIT_S, why: TIME_LIMIT_WHY });
       const generate = f.generate !== undefined ? parseSize('generate', f.generate) : undefined;
       const problem: Problem = generate ? generateProblem(...generate, seed) : loadProblem(resolve(f.problem!));
       // The check's request count (at the problem's full demand) before the solve, not after it.
@@ -393,7 +393,18 @@ export function registerPlan(program: Command): void {
       if (f.out !== undefined) prepareOutDir('--out', f.out);
       if (f.writeLp !== undefined) {
         prepareOutDir('--write-lp (its folder)', dirname(resolve(f.writeLp)));
-        if (statSync(resolve(f.writeLp), { throwIfNoEntry: false })?.isDirectory()) throw new UserError(`--write-lp ${f.writeLp}: expected a file to write, got a folder`);
+        const st = statSync(resolve(f.writeLp), { throwIfNoEntry: false });
+        if (st?.isDirectory()) throw new UserError(`--write-lp ${f.writeLp}: expected a file to write, got a folder`);
+        // A FIFO nobody reads blocked the write (and the run) for ever; one with a reader (>(gzip > m.lp.gz)) is fine.
+        if (st?.isFIFO()) {
+          let fd: number;
+          try {
+            fd = openSync(resolve(f.writeLp), constants.O_WRONLY | constants.O_NONBLOCK);
+          } catch {
+            throw new UserError(`--write-lp ${f.writeLp}: a pipe that nothing reads; expected a file to write (or a pipe with a reader)`);
+          }
+          closeSync(fd);
+        }
       }
       if (simCheckS !== undefined && f.out === undefined) prepareOutDir('--sim-check (its folder)', join('out', 'plan-sim-check'));
       const c = buildCoefficients(problem);

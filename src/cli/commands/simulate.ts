@@ -27,12 +27,13 @@ export function registerSimulate(program: Command): void {
       nonEmptyFlag('--variant', o.variant, 'variant name');
       const out = outDirFlag('--out', o.out);
       const { scenario, baseDir } = o.variant !== undefined ? loadVariant(scenarioFlags(o), o.variant) : loadScenario(scenarioFlags(o));
-      keptTransformsNote(o, scenario.workload);
       const progress = progressReporter(o.quiet ?? false);
       const t0 = performance.now();
       const res = simulate(scenario, baseDir, { mode: o.engine, onProgress: progress.update });
       const wall = (performance.now() - t0) / 1000;
       progress.stop();
+      // The --trace note once the run is through: a bad trace row or flag is then the run's one line on stderr.
+      keptTransformsNote(o, scenario.workload);
       const summary = summarize(res, wall);
       await writeRunOutputs(out, summary, res.log, res.timeline.rows);
       if (o.report) await writeRunReport(out, { scenario, summary, log: res.log, timeline: res.timeline, command: formatCommand(process.argv.slice(2)) });

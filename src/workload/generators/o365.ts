@@ -1,11 +1,12 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { openTrace } from '../trace.ts';
 import type { RequestSource, TraceRequest } from '../types.ts';
 import { fitEmpirical, type EmpiricalLengths } from './lengths.ts';
+import { bundledPath } from '../../util/paths.ts';
 
 /**
  * An O365-like week (SageServe, digest §4): 3 US regions × 4 models × 3 tiers (IW-F, IW-N, NIW). The real
@@ -114,7 +115,7 @@ export function o365Rate(o: O365Options, model: string, region: string, tier: (t
   return r;
 }
 
-const DATA = fileURLToPath(new URL('../../../data/azure-llm/', import.meta.url));
+const DATA = bundledPath('data/azure-llm/');
 let cachedLengths: { conv: EmpiricalLengths; code: EmpiricalLengths } | null = null;
 function azureLengths() {
   cachedLengths ??= {

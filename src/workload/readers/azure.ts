@@ -1,7 +1,7 @@
 import { ConfigError } from '../../util/errors.ts';
 import type { TraceRequest } from '../types.ts';
 import { ByteLineReader } from '../line-reader.ts';
-import { MAX_TRACE_TOKENS, SKIPPED_INPUT_EXPECTED, badValue, emptyTrace, headerNames, isBlank, outOfOrder, splitCsvLine, tokenCell, tokenCellOrZero } from '../fields.ts';
+import { MAX_TRACE_ARRIVAL_S, arrivalTooLate, MAX_TRACE_TOKENS, SKIPPED_INPUT_EXPECTED, badValue, emptyTrace, headerNames, isBlank, outOfOrder, splitCsvLine, tokenCell, tokenCellOrZero } from '../fields.ts';
 import { skipRow, type TraceOptions, type TraceStats } from './reader.ts';
 
 /**
@@ -170,6 +170,7 @@ export function* readAzure(path: string, opts: TraceOptions, stats: TraceStats):
       if (ticks < prevTicks) throw outOfOrder(path, lr.lineNo, 'TIMESTAMP', splitCsvLine(lr.text())?.[0] ?? lr.text());
       if (prevTicks === -Infinity) firstTicks = ticks;
       prevTicks = ticks;
+      if ((ticks - firstTicks) / TICKS_PER_S > MAX_TRACE_ARRIVAL_S) throw arrivalTooLate(path, lr.lineNo, 'TIMESTAMP', splitCsvLine(lr.text())?.[0] ?? lr.text(), 'first row');
       if (outputTokens === 0) {
         skipRow(stats, opts, AZURE_SKIP_NO_OUTPUT, (ticks - firstTicks) / TICKS_PER_S);
         continue;

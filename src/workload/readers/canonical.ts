@@ -1,7 +1,7 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader, type LineReaderOptions } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { badValue, emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, headerNames, tokenCell, rowCells } from '../fields.ts';
+import { MAX_TRACE_ARRIVAL_S, arrivalTooLate, badValue, emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, headerNames, tokenCell, rowCells } from '../fields.ts';
 import { jsonTokens, parseObject } from './length-jsonl.ts';
 import type { TraceStats } from './reader.ts';
 
@@ -67,6 +67,7 @@ export function* readCanonicalCsv(path: string, opts: LineReaderOptions, stats: 
       const n = lr.lineNo;
       const t = numberCell(cells[iT]!, path, n, colName.arrivalS!, ARRIVAL_EXPECTED);
       if (t < 0) throw badValue(path, n, colName.arrivalS!, ARRIVAL_EXPECTED, cells[iT]!);
+      if (t > MAX_TRACE_ARRIVAL_S) throw arrivalTooLate(path, n, colName.arrivalS!, cells[iT]!.trim(), 'zero');
       if (t < prev) throw outOfOrder(path, n, colName.arrivalS!, t);
       prev = t;
       const req: TraceRequest = {
@@ -121,6 +122,7 @@ export function* readCanonicalJsonl(path: string, opts: LineReaderOptions, stats
             if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
               throw new ConfigError({ source: path, line: n, path: key, expected: ARRIVAL_EXPECTED, got: v });
             }
+            if (v > MAX_TRACE_ARRIVAL_S) throw arrivalTooLate(path, n, key, v, 'zero');
             req.arrivalS = v;
             break;
           case 'inputTokens':

@@ -1,7 +1,7 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { SKIPPED_INPUT_EXPECTED, emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, headerNames, tokenCell, tokenCellOrZero, rowCells } from '../fields.ts';
+import { MAX_TRACE_ARRIVAL_S, arrivalTooLate, SKIPPED_INPUT_EXPECTED, emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, headerNames, tokenCell, tokenCellOrZero, rowCells } from '../fields.ts';
 import { skipRow, type TraceOptions, type TraceReader, type TraceStats } from './reader.ts';
 
 /** A CSV trace whose columns are found by name: arrival seconds, prompt and output tokens, optional labels. */
@@ -55,6 +55,7 @@ export function columnCsvReader(spec: ColumnCsvSpec): TraceReader {
         if (t < prev) throw outOfOrder(path, lr.lineNo, spec.arrival, t);
         if (t0 !== t0) t0 = t;
         prev = t;
+        if (t - t0 > MAX_TRACE_ARRIVAL_S) throw arrivalTooLate(path, lr.lineNo, spec.arrival, cells[iT]!.trim(), 'first row');
         const skip = spec.skipZeroOutput;
         const outputTokens = skip ? tokenCellOrZero(cells[iOut]!, path, lr.lineNo, spec.output, skip.expected) : tokenCell(cells[iOut]!, path, lr.lineNo, spec.output);
         if (outputTokens === 0) {

@@ -1,7 +1,7 @@
 import type { TraceRequest } from '../types.ts';
 import { LineReader } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { MAX_TRACE_TOKENS, SKIPPED_INPUT_EXPECTED, TOKENS_EXPECTED, emptyTrace, isBlank, outOfOrder } from '../fields.ts';
+import { MAX_TRACE_ARRIVAL_S, arrivalTooLate, MAX_TRACE_TOKENS, SKIPPED_INPUT_EXPECTED, TOKENS_EXPECTED, emptyTrace, isBlank, outOfOrder } from '../fields.ts';
 import { skipRow, type TraceOptions, type TraceReader, type TraceStats } from './reader.ts';
 
 /** A JSONL trace of one object per request with an arrival time and two token counts (Mooncake, Qwen-Bailian, …). */
@@ -38,6 +38,7 @@ export function lengthJsonlReader(spec: LengthJsonlSpec): TraceReader {
         if (t < prev) throw outOfOrder(path, lr.lineNo, time, t);
         if (t0 !== t0) t0 = t;
         prev = t;
+        if ((t - t0) / spec.unitsPerSecond > MAX_TRACE_ARRIVAL_S) throw arrivalTooLate(path, lr.lineNo, time, t, 'first row');
         if (spec.skipZeroOutput !== undefined && o[output] === 0) {
           // No output (a failed request): the prompt may be 0 too, but must still be an integer.
           const v = o[input];
