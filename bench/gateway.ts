@@ -107,11 +107,6 @@ function cpuS(pid: number): number {
   }
 }
 
-function pct(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 /** Open loop: request i is due at t0 + i/rate; latency counts from when it was due. */
 async function openLoop(url: string, rate: number, seconds: number): Promise<{ p50: number; p99: number; errors: number; achieved: number }> {
   const pool = new Pool(url, { connections: 512, pipelining: 1 });
@@ -148,7 +143,7 @@ async function openLoop(url: string, rate: number, seconds: number): Promise<{ p
   const wall = (performance.now() - t0) / 1000;
   await pool.close();
   lat.sort();
-  return { p50: pct(lat, 50), p99: pct(lat, 99), errors, achieved: total / wall };
+  return { p50: percentile(lat, 50), p99: percentile(lat, 99), errors, achieved: total / wall };
 }
 
 /** One request at a time, `n` times: latency without any queueing (the floor of what the gateway adds). */
@@ -163,7 +158,7 @@ async function sequential(url: string, n: number): Promise<{ p50: number; p99: n
   }
   await pool.close();
   lat.sort();
-  return { p50: pct(lat, 50), p99: pct(lat, 99) };
+  return { p50: percentile(lat, 50), p99: percentile(lat, 99) };
 }
 
 /** Closed loop: `concurrency` requests always in flight for `seconds`; completions per second. */

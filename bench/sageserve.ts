@@ -12,6 +12,7 @@
 // median over reps of HiGHS (WebAssembly, one thread) and of the closed-form solver used in the simulator (g = 1).
 import { greedySageServe, solveSageServeIlp, type IlpInput } from '../src/policy/sageserve/ilp.ts';
 import { Rng } from '../src/util/rng.ts';
+import { percentile } from '../src/metrics/stats.ts';
 import { hourLoad, hourlyInstanceHours, planInstances, replayForecastPeak } from '../src/policy/sageserve/breakdown.ts';
 import { thetaOf, sageserveScalingOptions } from '../src/policy/sageserve/options.ts';
 import { selectedOptions } from '../src/scenario/schema.ts';
@@ -29,7 +30,7 @@ if (args.includes('--week')) {
   process.exit(0);
 }
 if (args.includes('--lt-gap')) {
-  ltGap(args.filter((a, i) => args[i - 1] === '--set'));
+  ltGap(args.filter((_, i) => args[i - 1] === '--set'));
   process.exit(0);
 }
 
@@ -50,7 +51,7 @@ function instance(L: number, R: number, G: number, seed: number): IlpInput {
   };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
 console.log('(models,regions,gpus)  vars  HiGHS median s  status     objective  closed-form s  closed-form objective');
 for (const [L, R, G] of [[4, 3, 1], [20, 20, 5]] as const) {
   const hs: number[] = [];
@@ -144,7 +145,7 @@ function ltGap(sets: string[]): void {
 /** The week run's throughput; the planner is timed by wrapping `HourlyPlanner.prototype.plan`. */
 function week(): void {
   const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-  const sets = args.filter((a, i) => args[i - 1] === '--set');
+  const sets = args.filter((_, i) => args[i - 1] === '--set');
   if (flag('--scale')) sets.push(`workload.o365.scale=${flag('--scale')}`);
   if (flag('--policy')) sets.push(`scaling.policy=${flag('--policy')}`);
   if (flag('--cache')) sets.push(`scaling.options.forecastCacheDir=${flag('--cache')}`);

@@ -10,6 +10,7 @@
 // bench/splitwisesim-compare.sh runs both simulators and then this comparison.
 import { createWriteStream, readFileSync } from 'node:fs';
 import { Rng } from '../src/util/rng.ts';
+import { percentile } from '../src/metrics/stats.ts';
 
 const [cmd, ...args] = process.argv.slice(2);
 
@@ -51,14 +52,6 @@ async function writeTrace(out: string, rate: number, duration: number, seed: num
   }
   await new Promise<void>((res, rej) => w.end((e?: Error | null) => (e ? rej(e) : res())));
   console.log(`${out}: ${id} requests, ${rate} req/s Poisson over ${duration} s, seed ${seed}`);
-}
-
-/** numpy.percentile's default (linear interpolation between order statistics); `sorted` ascending. */
-function pct(sorted: Float64Array, p: number): number {
-  const h = (sorted.length - 1) * (p / 100);
-  const lo = Math.floor(h);
-  const hi = Math.min(lo + 1, sorted.length - 1);
-  return sorted[lo]! + (h - lo) * (sorted[hi]! - sorted[lo]!);
 }
 
 function sortedOf(xs: number[]): Float64Array {
@@ -117,8 +110,8 @@ function compare(swPath: string, oursPath: string): void {
     const sa = sortedOf(a[k]);
     const sb = sortedOf(b[k]);
     for (const p of [50, 90, 99]) {
-      const x = pct(sa, p);
-      const y = pct(sb, p);
+      const x = percentile(sa, p);
+      const y = percentile(sb, p);
       console.log(`${k.padEnd(6)}  p${String(p).padEnd(3)} ${x.toFixed(6).padStart(13)} ${y.toFixed(6).padStart(13)} ${((y - x) / x * 100).toFixed(3).padStart(9)}%`);
     }
   }
@@ -131,7 +124,7 @@ function compare(swPath: string, oursPath: string): void {
     const within = (eps: number) => (d.filter((x) => Math.abs(x) <= eps).length / n * 100).toFixed(2) + '%';
     const mean = d.reduce((s, x) => s + x, 0) / n;
     console.log(`${k.padEnd(6)} ${within(1e-6).padStart(10)} ${within(1e-3).padStart(10)} ${mean.toExponential(2).padStart(10)} ` +
-      `${pct(sd, 1).toExponential(2).padStart(10)} ${pct(sd, 50).toExponential(2).padStart(10)} ${pct(sd, 99).toExponential(2).padStart(10)} ` +
+      `${percentile(sd, 1).toExponential(2).padStart(10)} ${percentile(sd, 50).toExponential(2).padStart(10)} ${percentile(sd, 99).toExponential(2).padStart(10)} ` +
       `${ad[ad.length - 1]!.toExponential(2).padStart(10)}`);
   }
   worst.sort((x, y) => Math.abs(y.dE2e) - Math.abs(x.dE2e));

@@ -14,7 +14,7 @@ import { Z80, type Forecaster } from './types.ts';
  *   (L-BFGS, unconstrained) method 1 sometimes ends on a non-stationary AR coefficient (measured: AR1 = 1.0005
  *   and 1.009 on clean hourly series) and returns negative h-step MSEs, while method 0 diverges to NaN on the
  *   same series; a third attempt, method 1 with Nelder-Mead, fitted every such case we measured. Which attempt
- *   passed is reported (`lastFit` on the forecaster, `arimaFitCounts()` for the process).
+ *   passed is reported (`lastFit` on the forecaster).
  * - Native seasonal fits with a long season are very slow (s = 144 on 1,008 points: 30–90 s). For
  *   s > NATIVE_SEASON_MAX we difference the season ourselves and fit ARIMA(p,d,q) on y(t) − y(t−s), i.e.
  *   SARIMA(p,d,q)(0,1,0)s; short seasons use the package's own SARIMA.
@@ -79,12 +79,6 @@ const ATTEMPTS = [
   { method: 1, optimizer: 0, name: 'exact-ml-nelder-mead' },
 ] as const;
 
-const counts = { fits: 0, secondAttempt: 0, nelderMeadRetry: 0, refused: 0 };
-/** Fits through the package in this process: all, those passed by the second or third attempt, and refused ones. */
-export function arimaFitCounts(): Readonly<typeof counts> {
-  return { ...counts };
-}
-
 function fitChecked(y: number[], opts: Record<string, number | boolean>, name: string): Fitted {
   // A constant series has one right answer, and the package gets it wrong (all zeros: points like 4.6e-319 and
   // 1e-31, p10 = p90): forecast the constant with a zero-width interval.
@@ -96,7 +90,6 @@ function fitChecked(y: number[], opts: Record<string, number | boolean>, name: s
   const lo = Math.min(...y);
   const hi = Math.max(...y);
   const span = Math.max(hi - lo, scale);
-  counts.fits++;
   const errs: string[] = [];
   // Auto fits get no Nelder-Mead retry: their stepwise search was not measured with it.
   const attempts = opts.auto ? ATTEMPTS.slice(0, 2) : ATTEMPTS;
@@ -119,8 +112,6 @@ function fitChecked(y: number[], opts: Record<string, number | boolean>, name: s
         Math.abs(probe[0][0]! - last) <= 10 * scale &&
         (probe[1][0]! > 0 || stdev(diff(y)) === 0);
       if (ok) {
-        if (a === 1) counts.secondAttempt++;
-        if (a === 2) counts.nelderMeadRetry++;
         if (!opts.auto) return { predict: (h) => quiet(() => model.predict(h)), report };
         // The package's auto fits cannot be asked twice: a model with a mean or drift adds it again on every
         // predict() call (measured: white noise around 55 forecast 55, then 110, then 165; the probe above was the
@@ -146,7 +137,6 @@ function fitChecked(y: number[], opts: Record<string, number | boolean>, name: s
       errs.push(`${report.method}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
-  counts.refused++;
   throw new UserError(`${name}: the arima package failed to fit this series (${errs.join('; ')}); try holt-winters or seasonal-naive`);
 }
 

@@ -122,5 +122,3 @@ export const HARDWARE = {
     source: 'One Xeon Platinum 8480+ socket (Sapphire Rapids): AMX peak 56 cores × 2,048 bf16 FLOP/cycle × 1.9 GHz ≈ 218 TF; 8 × DDR5-4800 = 307 GB/s; 4 UPI links ≈ 64 GB/s; price/memory: AWS m7i.48xlarge (2 sockets, 768 GiB) $9.68/h ÷ 2',
   },
 } as const satisfies Record<string, HardwareSpec>;
-
-export type BuiltinHardwareName = keyof typeof HARDWARE;

@@ -77,5 +77,3 @@ export const MODELS = {
     source: 'bigscience/bloom config.json (n_layer 70, n_head 112, 4h MLP; ALiBi, seq_length 2048)',
   },
 } as const satisfies Record<string, ModelSpec>;
-
-export type BuiltinModelName = keyof typeof MODELS;

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../util/errors.ts';
+import { readHeadedCsv } from '../util/csv.ts';
 import { minimize, type ErrorStats } from './calibrate.ts';
 import type { Efficiency } from './efficiency.ts';
 import { rooflinePerfModel } from './roofline.ts';
@@ -72,27 +73,17 @@ export type CsvRow = { line: number; get: (c: string) => string; has: (c: string
 
 /** A headed CSV of numbers and words; identical data rows are dropped (Vidur's files repeat some). */
 export function readCsv(path: string, source: string, required: readonly string[]): CsvRow[] {
-  const lines = readFileSync(path, 'utf8').split('\n');
-  const header = (lines[0] ?? '').replace(/\r$/, '').split(',');
-  const col = new Map(header.map((h, i) => [h.trim(), i]));
-  const missing = required.filter((c) => !col.has(c));
-  if (missing.length > 0) throw new ConfigError({ source, line: 1, expected: `a header with columns ${required.join(', ')}`, got: `missing ${missing.join(', ')}` });
+  const { header, col, rows } = readHeadedCsv(readFileSync(path, 'utf8'), source, required);
   const seen = new Set<string>();
-  const rows: CsvRow[] = [];
-  lines.forEach((raw, i) => {
-    const text = raw.replace(/\r$/, '');
-    if (i === 0 || text.trim() === '') return;
-    const cells = text.split(',');
-    if (cells.length !== header.length) throw new ConfigError({ source, line: i + 1, expected: `${header.length} cells`, got: cells.length });
+  const out: CsvRow[] = [];
+  for (const { line, cells } of rows) {
     // The all-reduce files start with a pandas row index, which differs between duplicate rows.
-    const identity = header[0] === '' ? cells.slice(1).join(',') : text;
-    if (seen.has(identity)) return;
+    const identity = (header[0] === '' ? cells.slice(1) : cells).join(',');
+    if (seen.has(identity)) continue;
     seen.add(identity);
-    rows.push({ line: i + 1, get: (c) => cells[col.get(c)!]!.trim(), has: (c) => col.has(c) });
-  });
-  // A header alone is a file cut short, not a measurement with nothing in it: its rows must not just disappear.
-  if (rows.length === 0) throw new ConfigError({ source, line: 2, expected: 'at least one data row', got: 'none' });
-  return rows;
+    out.push({ line, get: (c) => cells[col.get(c)!]!, has: (c) => col.has(c) });
+  }
+  return out;
 }
 
 export function numberCell(row: CsvRow, source: string, c: string, integer = false): number {

@@ -64,7 +64,7 @@ export function checkWeightsFit(dep: Deployment, util: number, reserve: number):
  * does not fit or leaves no room for one KV block.
  */
 export function planMemory(dep: Deployment, opts: MemoryOptions = {}): MemoryPlan {
-  const { model, hardware, tp, pp } = dep;
+  const { model, tp, pp } = dep;
   const util = opts.gpuMemoryUtilization ?? DEFAULT_GPU_MEMORY_UTILIZATION;
   const blockTokens = opts.blockTokens ?? DEFAULT_BLOCK_TOKENS;
   const reserve = opts.activationReserveBytes ?? defaultActivationReserveBytes(model);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError, invariant } from '../util/errors.ts';
+import { readHeadedCsv } from '../util/csv.ts';
 import type { BatchShape, DecodeCoeffs, PerfModel } from './types.ts';
 
 /** One measured grid point of a SplitwiseSim-format profile (times converted to seconds). */
@@ -38,46 +39,23 @@ const REQUIRED = ['model', 'hardware', 'prompt_size', 'batch_size', 'token_size'
  * columns ignored). Walks the text line by line; errors name the line and column.
  */
 export function parseProfileCsv(text: string, source: string): ProfileTable {
-  const rows: ProfileRow[] = [];
-  let header: string[] | undefined;
-  let col: Record<string, number> = {};
-  let lineNo = 0;
-  let start = 0;
-  while (start <= text.length) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    const raw = text.slice(start, end).replace(/\r$/, '');
-    start = end + 1;
-    lineNo++;
-    if (raw.trim() === '') continue;
-    const cells = raw.split(',').map((c) => c.trim());
-    if (!header) {
-      header = cells;
-      col = Object.fromEntries(header.map((h, i) => [h, i]));
-      const missing = REQUIRED.filter((c) => !(c in col));
-      if (missing.length > 0) {
-        throw new ConfigError({ source, line: lineNo, expected: `a header with columns ${REQUIRED.join(', ')}`, got: `missing ${missing.join(', ')}` });
-      }
-      continue;
-    }
-    if (cells.length !== header.length) {
-      throw new ConfigError({ source, line: lineNo, expected: `${header.length} cells`, got: cells.length });
-    }
+  const { col, rows: lines } = readHeadedCsv(text, source, REQUIRED);
+  const rows = lines.map(({ line, cells }): ProfileRow => {
     const num = (name: string, check: (v: number) => boolean, what: string): number => {
-      const s = cells[col[name]!]!;
+      const s = cells[col.get(name)!]!;
       const v = Number(s);
       if (s === '' || !Number.isFinite(v) || !check(v)) {
-        throw new ConfigError({ source, line: lineNo, path: name, expected: what, got: s });
+        throw new ConfigError({ source, line, path: name, expected: what, got: s });
       }
       return v;
     };
     const posInt = (v: number): boolean => Number.isInteger(v) && v > 0;
     const str = (name: string): string => {
-      const s = cells[col[name]!]!;
-      if (s === '') throw new ConfigError({ source, line: lineNo, path: name, expected: 'a non-empty name', got: s });
+      const s = cells[col.get(name)!]!;
+      if (s === '') throw new ConfigError({ source, line, path: name, expected: 'a non-empty name', got: s });
       return s;
     };
-    rows.push({
+    return {
       model: str('model'),
       hardware: str('hardware'),
       tp: num('tensor_parallel', posInt, 'a positive integer'),
@@ -86,12 +64,10 @@ export function parseProfileCsv(text: string, source: string): ProfileTable {
       tokenSize: num('token_size', posInt, 'a positive integer'),
       promptTimeS: num('prompt_time', (v) => v > 0, 'a time in ms > 0') / 1000,
       tokenTimeS: num('token_time', (v) => v > 0, 'a time in ms > 0') / 1000,
-      e2eTimeS: 'e2e_time' in col ? num('e2e_time', (v) => v > 0, 'a time in ms > 0') / 1000 : undefined,
-      line: lineNo,
-    });
-  }
-  if (!header) throw new ConfigError({ source, expected: 'a CSV header line', got: 'an empty file' });
-  if (rows.length === 0) throw new ConfigError({ source, expected: 'at least one data row', got: 0 });
+      e2eTimeS: col.has('e2e_time') ? num('e2e_time', (v) => v > 0, 'a time in ms > 0') / 1000 : undefined,
+      line,
+    };
+  });
   return { source, rows };
 }
 

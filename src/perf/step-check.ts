@@ -1,5 +1,4 @@
 import { relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { BUILTIN_CATALOG, type Catalog } from '../model/catalog.ts';
 import { vocabParams } from '../model/params.ts';
 import type { ModelSpec } from '../model/types.ts';
@@ -7,6 +6,7 @@ import { ConfigError } from '../util/errors.ts';
 import { efficiencyFor } from './efficiency.ts';
 import { checkGroups, noLayerLatency, numberCell, readCsv, type GroupFit, type Obs, type RowGroupCheck } from './measured-check.ts';
 import type { BatchShape, Deployment } from './types.ts';
+import { bundledPath } from '../util/paths.ts';
 
 /**
  * Checks the roofline's whole-step times against engine steps timed on a GPU by `bench/gpu/measure_steps.py`
@@ -42,7 +42,7 @@ export interface StepCheckResult {
 export const BUNDLED_STEPS: readonly string[] = [
   'h100-steps', 'h100-mixed-steps', 'h100-long-steps', 'h100-small-steps', 'h100-small-mixed-steps',
   'h200-steps', 'h200-long-steps', 'h200-prefix-steps', 'h200-small-steps', 'h200-small-mixed-steps', 'h200-moe-steps',
-].map((f) => fileURLToPath(new URL(`../../data/profiles/measured/${f}.csv`, import.meta.url)));
+].map((f) => bundledPath(`data/profiles/measured/${f}.csv`));
 
 const COLUMNS = ['hardware', 'model', 'layers', 'kind', 'batch', 'tokens_per_seq', 'impl', 'median_ms'];
 const FITTED_IMPL: Readonly<Record<string, string>> = { prefill: 'fused-eager', decode: 'compiled-graph' };

@@ -1,9 +1,10 @@
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { applyScenarioFlags, DEFAULT_SCENARIO, PROJECT_ROOT, readScenarioDoc, validateScenario, type ScenarioInput } from '../scenario/load.ts';
+import { applyScenarioFlags, DEFAULT_SCENARIO, readScenarioDoc, validateScenario, type ScenarioInput } from '../scenario/load.ts';
 import type { Scenario } from '../scenario/schema.ts';
 import { applyOverrides, overrideValue, validateConfig } from '../util/config-file.ts';
 import { ConfigError, UserError } from '../util/errors.ts';
+import { PROJECT_ROOT } from '../util/paths.ts';
 
 /** The scenario `compare` runs when given none: three routers on the Azure conversation trace. */
 export const DEFAULT_COMPARE_SCENARIO = resolve(PROJECT_ROOT, 'scenarios/compare-routers.yaml');

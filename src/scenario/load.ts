@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ZodError, type z } from 'zod';
 import { PRESERVE_MU_KEYS } from '../policy/preserve/capacity-probe.ts';
 import { routers, type RouterName } from '../policy/routing/registry.ts';
@@ -12,9 +11,9 @@ import { UserError } from '../util/errors.ts';
 import { TRACE_FORMATS, type TraceFormat } from '../workload/types.ts';
 import { checkScenarioNames } from './names.ts';
 import { resolvedScaling, scenarioSchema, selectedOptions, type Scenario } from './schema.ts';
+import { PROJECT_ROOT } from '../util/paths.ts';
 
 /** The project folder (where scenarios/ and data/ live), wherever the CLI is started from. */
-export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const DEFAULT_SCENARIO = resolve(PROJECT_ROOT, 'scenarios/default.yaml');
 
 export interface ScenarioInput {

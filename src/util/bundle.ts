@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { BUNDLE_OPTIONS, pruneStaleBundles } from './esbuild-config.mjs';
+import { PROJECT_ROOT } from './paths.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * Bundles a TypeScript entry and everything it imports from this project into one ES module with esbuild (the
@@ -26,7 +26,7 @@ export async function bundleEntry(name: string, entry: { file: string } | { cont
   });
   const code = result.outputFiles[0]!.contents;
   const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
-  const dir = join(ROOT, 'node_modules', '.cache', 'llmfleet');
+  const dir = join(PROJECT_ROOT, 'node_modules', '.cache', 'llmfleet');
   const file = join(dir, `${name}-${hash}.mjs`);
   if (!existsSync(file)) {
     mkdirSync(dir, { recursive: true });

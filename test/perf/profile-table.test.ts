@@ -73,7 +73,7 @@ test('bad files name the line and column', () => {
   assert.throws(() => parseProfileCsv(bad, 'b.csv'), /b\.csv:5 prompt_time: expected a time in ms > 0, got "fast"/);
   const short = TINY.replace('m,g,200,1,10,20,8,100,1', 'm,g,200,1');
   assert.throws(() => parseProfileCsv(short, 'c.csv'), /c\.csv:5: expected 9 cells, got 4/);
-  assert.throws(() => parseProfileCsv(TINY.split('\r\n')[0]!, 'd.csv'), /d\.csv: expected at least one data row/);
+  assert.throws(() => parseProfileCsv(TINY.split('\r\n')[0]!, 'd.csv'), /d\.csv:2: expected at least one data row, got "?none"?/);
   assert.throws(() => loadProfileTable('/nonexistent/x.csv'), /x\.csv: expected a readable profile CSV/);
 });
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { comparisonWorkerScript } from '../../src/report/worker-bundle.ts';
-import { PROJECT_ROOT } from '../../src/scenario/load.ts';
+import { PROJECT_ROOT } from '../../src/util/paths.ts';
 
 test('comparison workers load one esbuild bundle in which every module keeps its own import.meta.url', async () => {
   const url = await comparisonWorkerScript();

@@ -79,10 +79,6 @@ export function emptyAllocation(c: Coefficients): Allocation {
   };
 }
 
-export function cloneAllocation(a: Allocation): Allocation {
-  return { cfg: a.cfg.slice(), x: a.x.slice(), z: a.z.slice(), u: a.u.slice() };
-}
-
 const TOL = 1e-6;
 
 /** Objective (8a) split into C1..C5 and feasibility of (8b)–(8k) + u ≤ ζ, with named violations. */

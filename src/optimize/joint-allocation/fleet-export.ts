@@ -3,7 +3,7 @@ import { BUILTIN_CATALOG, type Catalog } from '../../model/catalog.ts';
 import type { ModelSpec } from '../../model/types.ts';
 import { UserError } from '../../util/errors.ts';
 import type { Plan } from './plan.ts';
-import type { Problem, Tier } from './problem.ts';
+import type { Tier } from './problem.ts';
 
 /** The catalog file `plan --out` writes beside fleet.yaml when the plan deploys quantised tiers (`fleetYaml`). */
 export const FLEET_CATALOG_FILE = 'catalog.yaml';

@@ -17,7 +17,6 @@ export interface Headroom {
   slo: number;
 }
 
-export const NO_HEADROOM: Headroom = { demand: 0, slo: 0 };
 export const STUDY_HEADROOM: Headroom = { demand: 0.2, slo: 0.25 };
 
 /** "demand +20 %, delay/error +25 %" for messages. */

@@ -111,8 +111,6 @@ export const problemSchema = z.object({
 }).strict();
 
 export type Problem = z.infer<typeof problemSchema>;
-export type QueryType = Problem['types'][number];
-export type ModelEntry = Problem['models'][number];
 export type Tier = Problem['tiers'][number];
 
 /** Validates a parsed object; `source` names the file for messages. Cross-field checks included. */

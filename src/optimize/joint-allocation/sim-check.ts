@@ -4,6 +4,7 @@ import { stringify } from 'yaml';
 import { scenarioSchema, type Scenario } from '../../scenario/schema.ts';
 import { simulate } from '../../sim/simulator.ts';
 import { invariant, UserError } from '../../util/errors.ts';
+import { csvCell } from '../../util/csv.ts';
 import { Rng } from '../../util/rng.ts';
 import { planToFleet, simulatorModel, tierWeightScale, type CatalogModelEntry } from './fleet-export.ts';
 import { percentile } from '../../metrics/stats.ts';
@@ -122,7 +123,7 @@ export function planCheckScenario(problem: Problem, plan: Plan, o: SimCheckOptio
       let u = rng.next() * total;
       let k = 0;
       while (k < routes.length - 1 && u >= routes[k]!.fraction) u -= routes[k++]!.fraction;
-      rows.push({ t, line: `${t.toFixed(6)},${inTok},${outTok},${models[k]},${type.name}` });
+      rows.push({ t, line: `${t.toFixed(6)},${inTok},${outTok},${csvCell(models[k])},${csvCell(type.name)}` });
       // The expected count is within the bound (checked above); twice it is past any Poisson draw of it.
       invariant(rows.length <= 2 * MAX_SIM_CHECK_REQUESTS, `sim-check: more than ${2 * MAX_SIM_CHECK_REQUESTS} arrivals generated`);
     }

@@ -1,7 +1,7 @@
-import { fileURLToPath } from 'node:url';
 import { UserError } from '../../util/errors.ts';
 import { LineReader } from '../../workload/line-reader.ts';
 import { detectFormat, openTrace } from '../../workload/trace.ts';
+import { bundledPath } from '../../util/paths.ts';
 
 /**
  * Demand multipliers for the diurnal replay (digest §4.8, Table V): a trace's requests counted in equal
@@ -16,7 +16,7 @@ import { detectFormat, openTrace } from '../../workload/trace.ts';
  *   burstiness, not a diurnal cycle.
  */
 
-export const BUNDLED_REPLAY_TRACE = fileURLToPath(new URL('../../../data/azure-llm/AzureLLMInferenceTrace_code.csv', import.meta.url));
+export const BUNDLED_REPLAY_TRACE = bundledPath('data/azure-llm/AzureLLMInferenceTrace_code.csv');
 
 const DAY_S = 86_400;
 

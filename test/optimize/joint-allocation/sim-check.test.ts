@@ -52,3 +52,13 @@ test('runSimCheck writes a scenario that simulates on its own and reports each t
   assert.equal(res.log.n, check.requests);
   assert.ok(readFileSync(join(dir, 'scenario.yaml'), 'utf8').startsWith('# llmfleet simulate --scenario'));
 });
+
+test('a query-type name with a comma or a quote is one CSV cell in the sim-check trace, and the run reads it back', async () => {
+  const problem = generateProblem(4, 4, 5, 2);
+  problem.types[0]!.name = 'summarization, "short"';
+  const plan = await solvePlan(problem, { solver: 'agh', boundTimeLimitS: 0 });
+  const dir = mkdtempSync(join(tmpdir(), 'llmfleet-simcheck-comma-'));
+  const check = runSimCheck(problem, plan, dir, { durationS: 30 });
+  const t = check.types.find((x) => x.type === 'summarization, "short"');
+  assert.ok(t !== undefined && t.requests > 0, 'the renamed type was simulated under its own name');
+});

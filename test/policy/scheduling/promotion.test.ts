@@ -1,8 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { SimRequest } from '../../../src/engine/request.ts';
-import type { WaitingQueue } from '../../../src/policy/scheduling/types.ts';
 import type { QueueOrderName } from '../../../src/policy/scheduling/registry.ts';
 import { drain, make, req, SLA } from './queues.ts';
 import { outcomes, run, scenarioFor, writeTrace, type Req } from '../../helpers/sim.ts';

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SimRequest } from '../../../src/engine/request.ts';
-import type { WaitingQueue } from '../../../src/policy/scheduling/types.ts';
 import { queueOrders, type QueueOrderName } from '../../../src/policy/scheduling/registry.ts';
 import { parseQueueOrderOptions } from '../../../src/policy/scheduling/tier-queue.ts';
 import { drain, make, req } from './queues.ts';
