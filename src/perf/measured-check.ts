@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../util/errors.ts';
 import { readHeadedCsv } from '../util/csv.ts';
+import { parseDecimal } from '../util/decimal.ts';
+import { MAX_MEASURED_CELL } from './profile-table.ts';
 import { minimize, type ErrorStats } from './calibrate.ts';
 import type { Efficiency } from './efficiency.ts';
 import { rooflinePerfModel } from './roofline.ts';
@@ -88,9 +90,9 @@ export function readCsv(path: string, source: string, required: readonly string[
 
 export function numberCell(row: CsvRow, source: string, c: string, integer = false): number {
   const s = row.get(c);
-  const v = Number(s);
-  if (s === '' || !Number.isFinite(v) || v < 0 || (integer && !Number.isInteger(v))) {
-    throw new ConfigError({ source, line: row.line, path: c, expected: integer ? 'a non-negative integer' : 'a non-negative number', got: s });
+  const v = parseDecimal(s);
+  if (!Number.isFinite(v) || v < 0 || v > MAX_MEASURED_CELL || (integer && !Number.isInteger(v))) {
+    throw new ConfigError({ source, line: row.line, path: c, expected: `${integer ? 'a non-negative integer' : 'a non-negative number'} ≤ 1e9`, got: s });
   }
   return v;
 }

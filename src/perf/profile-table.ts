@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError, invariant } from '../util/errors.ts';
 import { readHeadedCsv } from '../util/csv.ts';
+import { parseDecimal } from '../util/decimal.ts';
 import type { BatchShape, DecodeCoeffs, PerfModel } from './types.ts';
 
 /** One measured grid point of a SplitwiseSim-format profile (times converted to seconds). */
@@ -31,6 +32,14 @@ export interface ProfileKey {
   tp: number;
 }
 
+/**
+ * Largest value a cell of a measurement table (profile, measured steps, Vidur) may hold: no batch, token count,
+ * layer count or time in ms of a measurement comes near it (1e300 was read as a size, and a fit ran on it).
+ */
+export const MAX_MEASURED_CELL = 1e9;
+/** Largest tensor-parallel degree a profile row may give (1e300 was taken, and pushed decode MAPE to 183 %). */
+const MAX_TP = 1024;
+
 const REQUIRED = ['model', 'hardware', 'prompt_size', 'batch_size', 'token_size', 'prompt_time', 'token_time', 'tensor_parallel'] as const;
 
 /**
@@ -43,13 +52,14 @@ export function parseProfileCsv(text: string, source: string): ProfileTable {
   const rows = lines.map(({ line, cells }): ProfileRow => {
     const num = (name: string, check: (v: number) => boolean, what: string): number => {
       const s = cells[col.get(name)!]!;
-      const v = Number(s);
-      if (s === '' || !Number.isFinite(v) || !check(v)) {
+      const v = parseDecimal(s);
+      if (!Number.isFinite(v) || v > MAX_MEASURED_CELL || !check(v)) {
         throw new ConfigError({ source, line, path: name, expected: what, got: s });
       }
       return v;
     };
     const posInt = (v: number): boolean => Number.isInteger(v) && v > 0;
+    const tpDegree = (v: number): boolean => posInt(v) && v <= MAX_TP;
     const str = (name: string): string => {
       const s = cells[col.get(name)!]!;
       if (s === '') throw new ConfigError({ source, line, path: name, expected: 'a non-empty name', got: s });
@@ -58,7 +68,7 @@ export function parseProfileCsv(text: string, source: string): ProfileTable {
     return {
       model: str('model'),
       hardware: str('hardware'),
-      tp: num('tensor_parallel', posInt, 'a positive integer'),
+      tp: num('tensor_parallel', tpDegree, `a positive integer ≤ ${MAX_TP}`),
       promptSize: num('prompt_size', posInt, 'a positive integer'),
       batchSize: num('batch_size', posInt, 'a positive integer'),
       tokenSize: num('token_size', posInt, 'a positive integer'),

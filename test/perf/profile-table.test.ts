@@ -75,6 +75,11 @@ test('bad files name the line and column', () => {
   assert.throws(() => parseProfileCsv(short, 'c.csv'), /c\.csv:5: expected 9 cells, got 4/);
   assert.throws(() => parseProfileCsv(TINY.split('\r\n')[0]!, 'd.csv'), /d\.csv:2: expected at least one data row, got "?none"?/);
   assert.throws(() => loadProfileTable('/nonexistent/x.csv'), /x\.csv: expected a readable profile CSV/);
+  // 1e300 sizes and TP degrees were read, and a fit ran on them (decode MAPE 183 %); hex was read as a number.
+  const cell = (from: string, to: string) => TINY.replace('m,g,200,1,10,20,8,100,1', to.replace('X', from));
+  assert.throws(() => parseProfileCsv(cell('1e300', 'm,g,X,1,10,20,8,100,1'), 'e.csv'), /e\.csv:5 prompt_size: expected a positive integer, got "1e300"/);
+  assert.throws(() => parseProfileCsv(cell('2048', 'm,g,200,1,10,20,8,100,X'), 'f.csv'), /f\.csv:5 tensor_parallel: expected a positive integer ≤ 1024, got "2048"/);
+  assert.throws(() => parseProfileCsv(cell('0x14', 'm,g,200,1,10,X,8,100,1'), 'g.csv'), /g\.csv:5 prompt_time: expected a time in ms > 0, got "0x14"/);
 });
 
 test('the bundled SplitwiseSim table gives the medians of its rows (llama2-70b, h100-80gb, tp 8)', () => {

@@ -169,11 +169,14 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
     writeFileSync(noChunk, [HEADER, good.replace(/,512$/, '')].join('\n') + '\n');
     rejects(noChunk, /steps\.csv:2 chunk_tokens: expected a column chunk_tokens for 'prefix' rows, got "none"/);
     rejects(bad(good.replace(/,512$/, ',0')), /steps\.csv:3 chunk_tokens: expected a positive integer \(the prompt chunk after the cached prefix\), got "0"/);
-    rejects(bad(good.replace(/,512$/, ',-512')), /steps\.csv:3 chunk_tokens: expected a non-negative integer, got "-512"/);
-    rejects(bad(good.replace(/,512$/, ',51.2')), /steps\.csv:3 chunk_tokens: expected a non-negative integer, got "51\.2"/);
-    rejects(bad(good.replace(/,512$/, ',')), /steps\.csv:3 chunk_tokens: expected a non-negative integer, got ""/);
-    rejects(bad(good.replace(',2048,', ',-2048,')), /steps\.csv:3 tokens_per_seq: expected a non-negative integer, got "-2048"/);
+    rejects(bad(good.replace(/,512$/, ',-512')), /steps\.csv:3 chunk_tokens: expected a non-negative integer ≤ 1e9, got "-512"/);
+    rejects(bad(good.replace(/,512$/, ',51.2')), /steps\.csv:3 chunk_tokens: expected a non-negative integer ≤ 1e9, got "51\.2"/);
+    rejects(bad(good.replace(/,512$/, ',')), /steps\.csv:3 chunk_tokens: expected a non-negative integer ≤ 1e9, got ""/);
+    rejects(bad(good.replace(',2048,', ',-2048,')), /steps\.csv:3 tokens_per_seq: expected a non-negative integer ≤ 1e9, got "-2048"/);
     rejects(bad(good.replace(',prefix,1,', ',prefix,0,')), /steps\.csv:3 batch: expected a positive integer, got "0"/);
+    // 1e300 and hex were read as numbers (a batch of 1e300, a median of 16 ms).
+    rejects(bad(good.replace(',prefix,1,', ',prefix,1e300,')), /steps\.csv:3 batch: expected a non-negative integer ≤ 1e9, got "1e300"/);
+    rejects(bad(good.replace(',fused-eager,50,', ',fused-eager,0x10,')), /steps\.csv:3 median_ms: expected a non-negative number ≤ 1e9, got "0x10"/);
     // An empty cached prefix is a prefix row's C = 0, never a prompt or a context of 0 tokens.
     assert.equal(checkMeasuredSteps(bad(good.replace(',2048,', ',0,'))).keys[0]!.samples[0]!.label, '512@0');
     rejects(bad('h200,llama3.1-8b,32,prefill,1,0,fused-eager,50,0,0,0'), /steps\.csv:3 tokens_per_seq: expected a positive integer, got "0"/);

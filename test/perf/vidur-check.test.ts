@@ -80,7 +80,7 @@ describe('checkVidurProfiles: the roofline against Vidur operator and all-reduce
     const dir = fixture([[1, 1, 0.1]], []);
     const file = join(dir, 'compute/h100/meta-llama/Llama-2-7b-hf/mlp.csv');
     writeFileSync(file, readFileSync(file, 'utf8').replace(',True,1,1', ',True,one,1'));
-    assert.throws(() => checkVidurProfiles(dir), /mlp\.csv:2 num_tokens: expected a non-negative integer, got "one"/);
+    assert.throws(() => checkVidurProfiles(dir), /mlp\.csv:2 num_tokens: expected a non-negative integer ≤ 1e9, got "one"/);
     assert.throws(() => checkVidurProfiles(join(dir, 'compute')), /expected a Vidur profiling folder with compute\/ and network\//);
     // A header alone (a file cut short) is an error, not a file whose rows silently vanish from the check.
     writeFileSync(file, `${MEDIANS},${SHAPE_COLS}\n`);

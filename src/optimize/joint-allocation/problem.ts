@@ -35,6 +35,7 @@ export const LIMITS = {
   minEta: 1e-3,               // η
   hopLatencyS: 1e3,
   horizonHours: 1e5,          // ≈ 11 years
+  minHorizonHours: 1 / 60,    // Δ_T: a minute (1e-300 h made every GPU free: a $0 rental term)
   budgetUsd: 1e12,
   storageUsdPerGbHour: 1e3,
   msPerS: 1e6,
@@ -92,7 +93,7 @@ const tier = z.object({
 }).strict();
 
 export const problemSchema = z.object({
-  horizonHours: z.number().positive().max(L.horizonHours).default(24), // Δ_T
+  horizonHours: z.number().min(L.minHorizonHours).max(L.horizonHours).default(24), // Δ_T
   budgetUsd: z.number().min(0).max(L.budgetUsd),               // δ
   storageCapGb: z.number().min(0).max(L.gb),                   // C^s
   storagePriceUsdPerGbHour: z.number().min(0).max(L.storageUsdPerGbHour), // p^s

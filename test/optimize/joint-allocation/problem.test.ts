@@ -102,6 +102,8 @@ test('magnitudes past the schema caps are rejected naming file, line and field (
   rejects(tempFile('p.json', JSON.stringify({ ...p, budgetUsd: 1e300 }, null, 1)), /p\.json:\d+ budgetUsd: expected ≤ /);
   rejects(tempFile('p.json', JSON.stringify({ ...p, tiers: [{ ...p.tiers[0]!, priceUsdPerHour: 1e20 }, p.tiers[1]!] }, null, 1)), /p\.json:\d+ tiers\[0\]\.priceUsdPerHour: expected ≤ /);
   rejects(tempFile('p.json', JSON.stringify({ ...p, models: [{ ...p.models[0]!, weightsGb: 1e12 }, p.models[1]!] }, null, 1)), /p\.json:\d+ models\[0\]\.weightsGb: expected ≤ /);
+  // A horizon of 1e-300 h solved with every GPU free (a $0 rental term).
+  rejects(tempFile('p.json', JSON.stringify({ ...p, horizonHours: 1e-300 }, null, 1)), /p\.json:\d+ horizonHours: expected ≥ 0\.0166/);
   // The bundled example and generated instances are far inside the caps.
   assert.doesNotThrow(() => parseProblem(generateProblem(6, 6, 10, 3)));
 });
