@@ -66,7 +66,7 @@ function rejectGiven(cmd: Command, flags: Record<string, string>, why: string, w
  * default, infinity, means "no limit", so a huge value (1e300) silently ran with none; beyond a week a limit is
  * not one anyone means.
  */
-export const MAX_TIME_LIMIT_S = 604_800;
+const MAX_TIME_LIMIT_S = 604_800;
 const TIME_LIMIT_WHY = 'seconds per HiGHS solve: at most one week';
 
 /** The most values a list flag (--sigmas, --stresses, --budgets, --caps) or --sizes takes: each is a study stage of its own. */

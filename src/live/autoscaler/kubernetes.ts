@@ -109,7 +109,7 @@ function podUrl(ip: string, port: number): string {
 }
 
 /** A label selector as the API's `labelSelector` query string (`k=v,k in (a,b),!k`). */
-export function selectorString(s: V1LabelSelector | undefined): string {
+function selectorString(s: V1LabelSelector | undefined): string {
   const parts = Object.entries(s?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
   for (const e of s?.matchExpressions ?? []) {
     const values = (e.values ?? []).join(',');

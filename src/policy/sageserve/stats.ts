@@ -33,8 +33,8 @@ export interface MemoryUtilSpread {
   p95: number;
 }
 
-export const LATENCY_BIN_S = 3 * 3600;
-export const MEMORY_BIN_S = 900;
+const LATENCY_BIN_S = 3 * 3600;
+const MEMORY_BIN_S = 900;
 
 /** p95 TTFT and E2E of the completed requests per tier and per 3-hour bin of their completion time. */
 export function latencyBy3h(log: RequestLog): LatencyBin[] {
