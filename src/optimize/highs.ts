@@ -99,6 +99,8 @@ export interface SolveOptions {
   relax?: boolean;
   verbose?: boolean;
   presolve?: 'on' | 'off' | 'choose';
+  /** A MIP start (one value per column): HiGHS checks it and, when feasible, starts from it as its incumbent. */
+  start?: Float64Array;
 }
 
 let instance: Promise<Highs> | null = null;
@@ -153,6 +155,7 @@ export async function solveModel(model: LinearModel, opts: SolveOptions = {}): P
     if (opts.mipRelGap !== undefined) o.mip_rel_gap = opts.mipRelGap;
     if (opts.presolve !== undefined) o.presolve = opts.presolve;
     hm.options.set(o);
+    if (opts.start && isMip) hm.setSolution({ colValue: opts.start });
     hm.run();
     const code = hm.getModelStatus();
     const status = MODEL_STATUS[code] ?? 'error';

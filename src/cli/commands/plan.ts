@@ -7,10 +7,10 @@ import { UserError } from '../../util/errors.ts';
 import { buildCoefficients, configsOf } from '../../optimize/joint-allocation/coefficients.ts';
 import { generateProblem } from '../../optimize/joint-allocation/generate.ts';
 import { buildMilp, checkMilpSize, MilpTooLargeError, type Encoding } from '../../optimize/joint-allocation/milp.ts';
-import { SOLVERS, solveCoefficients, type Plan, type SolverName } from '../../optimize/joint-allocation/plan.ts';
+import { SOLVERS, solveCoefficients, WARM_STARTS, type Plan, type SolverName, type WarmStart } from '../../optimize/joint-allocation/plan.ts';
 import { LIMITS, loadProblem, MAX_DIM, MAX_TRIPLES, type Problem } from '../../optimize/joint-allocation/problem.ts';
 import { describeHeadroom, parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
-import { ablationStudy, budgetSweep, capSweep, MAX_GRW_SIGMA, MAX_GRW_TRIALS, MAX_STAGE2_SCENARIOS, MAX_STRESS, MAX_STUDY_SEEDS, MIN_STRESS, optimalityStudy, robustnessStudy, runtimeStudy, SENSITIVITY_GRIDS, sensitivityStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
+import { ablationStudy, budgetSweep, capSweep, MAX_GRW_SIGMA, MAX_GRW_TRIALS, MAX_STAGE2_SCENARIOS, MAX_STRESS, MAX_STUDY_SEEDS, MIN_STRESS, optimalityStudy, robustnessStudy, runtimeStudy, runtimeTable, SENSITIVITY_GRIDS, sensitivityStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
 import { toLpString } from '../../optimize/highs.ts';
 import { checkSimCheckSpan, MAX_SIM_CHECK_REQUESTS, MAX_SIM_CHECK_S, runSimCheck, SIM_CHECK_DEFAULT_S, SIM_CHECK_FILES, type SimCheck } from '../../optimize/joint-allocation/sim-check.ts';
 import { parseDecimal } from '../../util/decimal.ts';
@@ -39,6 +39,7 @@ interface PlanFlags {
   budgets?: string;
   caps?: string;
   simCheck?: string | true;
+  warmStart: string;
 }
 
 /** Flags that only the robustness study reads (named in the error when given elsewhere). */
@@ -51,7 +52,7 @@ function onlyForRobustness(f: PlanFlags, where: string): void {
 }
 
 /** Flags only one plan reads (a study would ignore them), and flags only the studies read. */
-const ONE_PLAN_FLAGS = { problem: '--problem', generate: '--generate', solver: '--solver', encoding: '--encoding', boundTimeLimit: '--bound-time-limit', writeLp: '--write-lp', simCheck: '--sim-check' } as const;
+const ONE_PLAN_FLAGS = { problem: '--problem', generate: '--generate', solver: '--solver', encoding: '--encoding', boundTimeLimit: '--bound-time-limit', writeLp: '--write-lp', simCheck: '--sim-check', warmStart: '--warm-start' } as const;
 const STUDY_FLAGS = { seeds: '--seeds', sizes: '--sizes' } as const;
 
 /** Rejects a flag given on the command line (not a default) that `where` would silently ignore. */
@@ -233,10 +234,7 @@ async function runStudy(which: string | undefined, f: PlanFlags, a: StudyArgs): 
   switch (which) {
     case 'runtime': {
       const rows = await runtimeStudy({ seed, progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { sizes } : {}) });
-      process.stdout.write('| (I,J,K) | GH s | AGH s | MILP compact s | status | vars | rows | MILP paper s | status | rows | GH $ | AGH $ | MILP $ | bound $ |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n');
-      for (const r of rows) {
-        process.stdout.write(`| (${r.size.join(',')}) | ${r.ghS.toFixed(4)} | ${r.aghS.toFixed(3)} | ${r.milpS.toFixed(2)} | ${r.milpStatus} | ${r.milpVars} | ${r.milpRows} | ${fmt(r.paperS)} | ${r.paperStatus ?? '-'} | ${r.paperRows ?? '-'} | ${fmt(r.ghObj)} | ${fmt(r.aghObj)} | ${fmt(r.milpObj)} | ${fmt(r.milpBound)} |\n`);
-      }
+      process.stdout.write(runtimeTable(rows));
       result = rows;
       break;
     }
@@ -345,6 +343,7 @@ export function registerPlan(program: Command): void {
     .option('--solver <name>', `one of ${SOLVERS.join(', ')}`, 'agh')
     .option('--time-limit <s>', `MILP time limit in seconds (plan: default 600 as in the paper; studies: per solve, default 30, robustness 60; not for sensitivity): HiGHS\'s time per solve, presolve included; building the model is not counted, nor the re-solves that confirm and diagnose an infeasible result, and HiGHS can overrun it on large models; at most ${MAX_TIME_LIMIT_S} (one week)`)
     .option('--bound-time-limit <s>', `heuristics: MILP seconds spent for a bound to report the gap (0 = skip; skipped with a note when the MILP is too large); when it proves the problem infeasible, the diagnosis of --solver milp is printed too (its re-solves not counted); at most ${MAX_TIME_LIMIT_S} (one week)`, '10')
+    .option('--warm-start <from>', `--solver milp: start HiGHS from this plan (${WARM_STARTS.join(' or ')}; agh: AGH's plan, found in under a second and counted in the solve time, so a plan stopped at the time limit is never worse than AGH's; none: a cold solve, as the studies' exact solver)`, 'agh')
     .option('--encoding <enc>', 'MILP encoding: paper (McCormick, default) or compact (exact, smaller)', 'paper')
     .option('--out <dir>', 'write plan.json, problem.json and fleet.yaml (+ catalog.yaml for quantised tiers) here (studies: study-<name>.json)')
     .option('--write-lp <file>', 'write the MILP in CPLEX LP format')
@@ -375,6 +374,8 @@ export function registerPlan(program: Command): void {
       rejectGiven(cmd, STUDY_FLAGS, 'only for plan study', 'plan (one plan)');
       // Every flag before any folder is made or any work starts.
       if (!SOLVERS.includes(f.solver as SolverName)) throw new UserError(`--solver: expected one of ${SOLVERS.join(', ')}, got ${JSON.stringify(f.solver)}`);
+      if (!WARM_STARTS.includes(f.warmStart as WarmStart)) throw new UserError(`--warm-start: expected one of ${WARM_STARTS.join(', ')}, got ${JSON.stringify(f.warmStart)}`);
+      if (cmd.getOptionValueSource('warmStart') === 'cli' && f.solver !== 'milp') throw new UserError(`--warm-start: only for --solver milp, not --solver ${f.solver}`);
       if (f.encoding !== 'paper' && f.encoding !== 'compact') throw new UserError(`--encoding: expected paper or compact, got ${JSON.stringify(f.encoding)}`);
       nonEmptyFlag('--problem', f.problem, 'problem file (YAML or JSON)');
       if ((f.problem === undefined) === (f.generate === undefined)) throw new UserError('plan: give exactly one of --problem FILE or --generate I,J,K');
@@ -425,7 +426,7 @@ export function registerPlan(program: Command): void {
       }
       const plan = await solveCoefficients(c, {
         solver: f.solver as SolverName, seed, encoding, boundTimeLimitS: btl, ...(tl !== undefined ? { timeLimitS: tl } : {}),
-        ...(headroom ? { headroom } : {}),
+        ...(headroom ? { headroom } : {}), warmStart: f.warmStart as WarmStart,
       });
       printPlan(plan);
       if (f.out !== undefined) {

@@ -266,6 +266,28 @@ export function decodeMilp(c: Coefficients, m: MilpModel, values: Float64Array):
   return a;
 }
 
+/** The column values of an allocation ({@link decodeMilp}'s inverse): a MIP start for HiGHS. */
+export function encodeAllocation(c: Coefficients, m: MilpModel, a: Allocation): Float64Array {
+  const values = new Float64Array(m.model.names.length);
+  const C = c.configs.length, JK = c.J * c.K;
+  for (let pr = 0; pr < JK; pr++) {
+    const cf = a.cfg[pr]!;
+    if (cf < 0) continue;
+    values[m.cols.q[pr]!] = 1;
+    values[m.cols.w[pr * C + cf]!] = 1;
+    values[m.cols.y[pr]!] = c.configs[cf]!.gpus;
+  }
+  for (let t = 0; t < c.I * JK; t++) {
+    const cf = a.cfg[t % JK]!;
+    if (cf < 0 || !a.z[t]) continue;
+    values[m.cols.z[t]!] = 1;
+    values[m.cols.x[t]!] = a.x[t]!;
+    values[m.cols.v[t * C + cf]!] = a.x[t]!;
+  }
+  for (let i = 0; i < c.I; i++) values[m.cols.u[i]!] = a.u[i]!;
+  return values;
+}
+
 /**
  * HiGHS accepts binaries within its integrality tolerance (1e-6), and its solutions use that: a pair opened at
  * q = z ≈ 1.5e-7 (for ≈ 1.5e-7 of a GPU's rental) carrying ≈ 6e-8 of several types' traffic. `decodeMilp` rounds
@@ -309,6 +331,8 @@ export interface MilpSolveOptions {
   relax?: boolean;
   allowedTiers?: (k: number) => boolean;
   diagnose?: boolean;
+  /** A plan to start from (a MIP start; HiGHS checks its feasibility). */
+  start?: Allocation;
 }
 
 export async function solveMilp(c: Coefficients, opts: MilpSolveOptions = {}): Promise<MilpResult> {
@@ -317,6 +341,7 @@ export async function solveMilp(c: Coefficients, opts: MilpSolveOptions = {}): P
     ...(opts.timeLimitS !== undefined ? { timeLimitS: opts.timeLimitS } : {}),
     ...(opts.mipRelGap !== undefined ? { mipRelGap: opts.mipRelGap } : {}),
     ...(opts.relax ? { relax: true } : {}),
+    ...(opts.start ? { start: encodeAllocation(c, m, opts.start) } : {}),
   };
   let r: SolveResult = await solveModel(m.model, so);
   // HiGHS-WASM presolve has reported false infeasibility on badly scaled rows; confirm without presolve.

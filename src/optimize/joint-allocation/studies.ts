@@ -1,6 +1,6 @@
 import { agh } from './agh.ts';
 import { buildCoefficients } from './coefficients.ts';
-import { evaluate } from './evaluate.ts';
+import { emptyAllocation, evaluate } from './evaluate.ts';
 import { generateProblem } from './generate.ts';
 import { DEFAULT_GH_FLAGS, greedy, type GhFlags } from './gh.ts';
 import { solveMilp } from './milp.ts';
@@ -36,6 +36,11 @@ export interface RuntimeRow {
   paperStatus: string | null;
   paperRows: number | null;
   paperObj: number | null;
+  /** [ours] The compact MILP started from AGH's plan (`plan --solver milp`'s default), same limit; AGH's time not included. */
+  warmS: number;
+  warmStatus: string;
+  warmObj: number | null;
+  warmBound: number | null;
 }
 
 export const DEFAULT_RUNTIME_SIZES: [number, number, number][] = [[4, 4, 5], [5, 5, 5], [6, 6, 10], [10, 10, 10], [15, 15, 10], [20, 20, 20]];
@@ -51,6 +56,7 @@ export async function runtimeStudy(opts: { sizes?: [number, number, number][]; s
     const c = buildCoefficients(generateProblem(I, J, K, seed));
     // Best of `reps` for the heuristics (sub-second timings are noisy on a shared machine).
     let ghS = Infinity, aghS = Infinity, ghObj = 0, aghObj = 0;
+    let aghPlan = emptyAllocation(c);
     for (let r = 0; r < reps; r++) {
       let t0 = now();
       const g = greedy(c);
@@ -59,19 +65,37 @@ export async function runtimeStudy(opts: { sizes?: [number, number, number][]; s
       t0 = now();
       const a = agh(c, { seed });
       aghS = Math.min(aghS, (now() - t0) / 1000);
-      aghObj = evaluate(c, a.state.toAllocation()).objective;
+      aghPlan = a.state.toAllocation();
+      aghObj = evaluate(c, aghPlan).objective;
     }
     log(`runtime ${I},${J},${K}: GH ${ghS.toFixed(3)} s, AGH ${aghS.toFixed(3)} s; MILP (limit ${tl} s)...`);
     const m = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false });
     const pm = opts.paperEncoding === false ? null : await solveMilp(c, { encoding: 'paper', timeLimitS: tl, diagnose: false });
+    const wm = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false, ...(evaluate(c, aghPlan).feasible ? { start: aghPlan } : {}) });
     rows.push({
       size: [I, J, K], ghS, aghS, milpS: m.solveSeconds, milpStatus: m.status, milpVars: m.vars, milpRows: m.rows,
       ghObj, aghObj, milpObj: m.allocation ? evaluate(c, m.allocation).objective : null, milpBound: m.bound,
       paperS: pm?.solveSeconds ?? null, paperStatus: pm?.status ?? null, paperRows: pm?.rows ?? null,
       paperObj: pm?.allocation ? evaluate(c, pm.allocation).objective : null,
+      warmS: wm.solveSeconds, warmStatus: wm.status, warmObj: wm.allocation ? evaluate(c, wm.allocation).objective : null, warmBound: wm.bound,
     });
   }
   return rows;
+}
+
+/** The runtime study as a Markdown table (`plan study runtime` and `bench/plan.ts`). */
+export function runtimeTable(rows: RuntimeRow[]): string {
+  const f = (v: number | null, d = 2) => (v === null ? '-' : v.toFixed(d));
+  const lines = [
+    '| (I,J,K) | GH s | AGH s | MILP compact s | status | vars | rows | MILP paper s | status | rows | MILP from AGH s | status | GH $ | AGH $ | MILP $ | bound $ | MILP from AGH $ | its bound $ |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of rows) {
+    lines.push(`| (${r.size.join(',')}) | ${r.ghS.toFixed(4)} | ${r.aghS.toFixed(3)} | ${r.milpS.toFixed(2)} | ${r.milpStatus} | ${r.milpVars} | ${r.milpRows} | ` +
+      `${f(r.paperS)} | ${r.paperStatus ?? '-'} | ${r.paperRows ?? '-'} | ${r.warmS.toFixed(2)} | ${r.warmStatus} | ` +
+      `${f(r.ghObj)} | ${f(r.aghObj)} | ${f(r.milpObj)} | ${f(r.milpBound)} | ${f(r.warmObj)} | ${f(r.warmBound)} |`);
+  }
+  return lines.join('\n') + '\n';
 }
 
 // ---------------------------------------------------------------- optimality

@@ -38,6 +38,15 @@ test('llmfleet plan rejects a bad flag with exit 2 and one line', () => {
   const c = cli(['--generate', '3,3,3', '--solver', 'gh', '--sim-check', 'soon']);
   assert.equal(c.status, 2);
   assert.match(c.stderr, /--sim-check: expected a number ≥ 1 and ≤ 604800 \(seconds of arrivals: .*\), got "soon"/);
+  const w = cli(['--generate', '3,3,3', '--solver', 'milp', '--warm-start', 'gh']);
+  assert.equal(w.status, 2);
+  assert.match(w.stderr, /--warm-start: expected one of agh, none, got "gh"/);
+  const g = cli(['--generate', '3,3,3', '--solver', 'agh', '--warm-start', 'none']);
+  assert.equal(g.status, 2);
+  assert.match(g.stderr, /--warm-start: only for --solver milp, not --solver agh/);
+  const st = cli(['study', 'runtime', '--warm-start', 'none']);
+  assert.equal(st.status, 2);
+  assert.match(st.stderr, /--warm-start: only for plan \(one plan\), not plan study runtime/);
 });
 
 test('the robustness study checks its replay trace, day and lists before the long stages; its flags elsewhere are exit 2', () => {

@@ -37,7 +37,10 @@ function flatTrace(): string {
   writeFileSync(path, 'arrival_s,input_tokens,output_tokens\n' + Array.from({ length: 60 }, (_, k) => `${k + 0.5},1,1`).join('\n') + '\n');
   return path;
 }
-const stripTime = (p: Plan) => ({ ...p, solveSeconds: 0, notes: p.notes.map((n) => n.replace(/[\d.]+ s\)/, 's)')) });
+const stripTime = (p: Plan) => ({
+  ...p, solveSeconds: 0, notes: p.notes.map((n) => n.replace(/[\d.]+ s\)/, 's)')),
+  ...(p.milp ? { milp: { ...p.milp, warmStart: p.milp.warmStart ? { ...p.milp.warmStart, seconds: 0 } : null } } : {}),
+});
 
 test('headroom 0 gives exactly the default plan for every solver kind', async () => {
   const p = generateProblem(3, 3, 3, 2);

@@ -2,10 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateProblem } from '../../../src/optimize/joint-allocation/generate.ts';
 import { buildCoefficients } from '../../../src/optimize/joint-allocation/coefficients.ts';
-import { buildMilp, MAX_MILP_VARS, milpSize, MilpTooLargeError, solveMilp } from '../../../src/optimize/joint-allocation/milp.ts';
+import { buildMilp, decodeMilp, encodeAllocation, MAX_MILP_VARS, milpSize, MilpTooLargeError, solveMilp } from '../../../src/optimize/joint-allocation/milp.ts';
 import { UserError } from '../../../src/util/errors.ts';
 import { evaluate } from '../../../src/optimize/joint-allocation/evaluate.ts';
-import { solveLpString, toLpString } from '../../../src/optimize/highs.ts';
+import { solveLpString, toLpString, type LinearModel } from '../../../src/optimize/highs.ts';
+import { agh } from '../../../src/optimize/joint-allocation/agh.ts';
 import { parseProblem } from '../../../src/optimize/joint-allocation/problem.ts';
 
 test('the paper encoding at the base size has the digest variable and row counts', () => {
@@ -121,4 +122,48 @@ test('a MILP beyond the size limit is refused before it is built (no out-of-memo
   // 25³ is within the limit, 30³ is not (HiGHS-WASM overruns a 10-s limit by ~30 s there; docs/fidelity).
   const cube = (n: number) => milpSize(buildCoefficients(generateProblem(n, n, n, 1)), 'paper').vars;
   assert.ok(cube(25) <= MAX_MILP_VARS && cube(30) > MAX_MILP_VARS);
+});
+
+/** The rows and bounds of `model` that `values` breaks by more than `tol` (scaled by the row's magnitude). */
+function brokenRows(model: LinearModel, values: Float64Array, tol = 1e-7): string[] {
+  const out: string[] = [];
+  for (let j = 0; j < model.names.length; j++) {
+    if (values[j]! < model.lb[j]! - tol || values[j]! > model.ub[j]! + tol) out.push(`bound ${model.names[j]}`);
+  }
+  for (let r = 0; r < model.rowNames.length; r++) {
+    let act = 0;
+    for (let e = model.rowStart[r]!; e < model.rowStart[r + 1]!; e++) act += model.coef[e]! * values[model.colIdx[e]!]!;
+    const t = tol * Math.max(1, Math.abs(model.rowUb[r]!) === Infinity ? 1 : Math.abs(model.rowUb[r]!));
+    if (act < model.rowLb[r]! - t || act > model.rowUb[r]! + t) out.push(model.rowNames[r]!);
+  }
+  return out;
+}
+
+test('an allocation encoded as columns satisfies every row of both encodings and costs what the evaluator says (a MIP start)', () => {
+  for (const [size, seed] of [[[3, 3, 4], 5], [[6, 6, 10], 1]] as const) {
+    const c = buildCoefficients(generateProblem(...size, seed));
+    const a = agh(c, { seed: 0 }).state.toAllocation();
+    const ev = evaluate(c, a);
+    assert.ok(ev.feasible, JSON.stringify(ev.violations));
+    for (const encoding of ['paper', 'compact'] as const) {
+      const m = buildMilp(c, { encoding });
+      const x = encodeAllocation(c, m, a);
+      assert.deepEqual(brokenRows(m.model, x), [], `${size} ${encoding}`);
+      const cost = m.model.cost.reduce((s, v, j) => s + v * x[j]!, m.model.offset);
+      assert.ok(Math.abs(cost - ev.objective) <= 1e-9 * Math.max(1, ev.objective), `${cost} vs ${ev.objective}`);
+      // decodeMilp is its inverse
+      const back = decodeMilp(c, m, x);
+      assert.deepEqual([...back.cfg], [...a.cfg]);
+      assert.deepEqual([...back.z], [...a.z]);
+    }
+  }
+});
+
+test('a MILP started from a plan ends no worse than it, even when stopped at once', async () => {
+  const c = buildCoefficients(generateProblem(10, 10, 10, 1));
+  const a = agh(c, { seed: 0 }).state.toAllocation();
+  const start = evaluate(c, a).objective;
+  const r = await solveMilp(c, { encoding: 'compact', timeLimitS: 0.5, start: a, diagnose: false });
+  assert.ok(r.allocation, r.status);
+  assert.ok(evaluate(c, r.allocation).objective <= start * (1 + 1e-9), `${evaluate(c, r.allocation).objective} vs AGH ${start}`);
 });

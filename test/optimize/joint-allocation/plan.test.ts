@@ -71,3 +71,17 @@ test('a heuristic still returns its plan when the bound MILP is too large or HiG
   // The exact solver on the same instance is one UserError.
   await assert.rejects(solvePlan(slow, { solver: 'milp', timeLimitS: 5 }), (e: unknown) => e instanceof UserError && /^HiGHS could not load the model/.test(e.message));
 });
+
+test('the MILP starts from AGH\'s plan by default (recorded in plan.json), and cold with warmStart none', async () => {
+  const p = generateProblem(4, 4, 5, 1);
+  const warm = await solvePlan(p, { solver: 'milp', encoding: 'compact', timeLimitS: 30 });
+  const cold = await solvePlan(p, { solver: 'milp', encoding: 'compact', timeLimitS: 30, warmStart: 'none' });
+  const a = await solvePlan(p, { solver: 'agh', seed: 0 });
+  assert.equal(warm.milp!.warmStart!.solver, 'agh');
+  assert.ok(Math.abs(warm.milp!.warmStart!.objective - a.objective!) < 1e-9 * a.objective!);
+  assert.ok(warm.milp!.warmStart!.seconds <= warm.solveSeconds);
+  assert.match(warm.notes.join('\n'), /MIP start: AGH's plan/);
+  assert.equal(cold.milp!.warmStart, null);
+  assert.equal(warm.status, 'optimal');
+  assert.ok(Math.abs(warm.objective! - cold.objective!) <= 1e-4 * cold.objective!);
+});
