@@ -177,7 +177,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     metrics.addInflight(p.view.model, -1);
     wakeDrain();
     if (b.inflight === 0) for (const w of backendWaiters.get(b.id)?.splice(0) ?? []) w();
-    pump();
+    signal([p.view.model], new Set([b.region]));
   };
   const backendWaiters = new Map<number, (() => void)[]>();
   /** Wakes `close()` once nothing is in flight or queued (called wherever a request leaves either). */
@@ -185,9 +185,32 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     if (draining && inflightTotal === 0 && queue.size === 0) for (const w of drainWaiters.splice(0)) w();
   };
 
+  /**
+   * Endpoint signals to a router that holds requests (`Router.endpointSignal`: SageServe's NIW queue manager
+   * releases held requests only to endpoints that signal), as the simulator sends them: the region where a request
+   * of the model finished, and every endpoint of every model each `heldSignalIntervalS`. The queue is then pumped
+   * at the signal's instant, so the router sees the same time it was signalled at. Other routers: a plain pump.
+   */
+  let signalNowS: number | null = null;
+  const signal = (forModels: readonly string[], regions: ReadonlySet<string> | null) => {
+    if (!router.endpointSignal) return pump();
+    const now = clock.nowS();
+    for (const m of forModels) router.endpointSignal(m, regions, now);
+    signalNowS = now;
+    try {
+      pump();
+    } finally {
+      signalNowS = null;
+    }
+  };
+  const signalTimer = router.endpointSignal && router.heldSignalIntervalS !== undefined
+    ? setInterval(() => signal(models, null), (router.heldSignalIntervalS * 1000) / clock.scale)
+    : null;
+  signalTimer?.unref();
+
   /** Routes one request with the simulator's router; false when it defers (no backend can take it now). */
   const dispatch = (p: Pending): boolean => {
-    fleet.now = clock.nowS();
+    fleet.now = signalNowS ?? clock.nowS();
     const d = router.route(p.view, p.tried.size > 0 ? excluding(fleet, p.tried) : fleet);
     if (d.kind === 'defer') return false;
     const b = fleet.instances[d.to];
@@ -594,6 +617,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
   try {
     await listen(server, cfg.port, cfg.host);
   } catch (e) {
+    if (signalTimer) clearInterval(signalTimer);
     await monitor.stop();
     await Promise.all([...pools.values()].map((p) => p.destroy()));
     throw e;
@@ -664,6 +688,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
           });
         });
       }
+      if (signalTimer) clearInterval(signalTimer);
       await monitor.stop();
       server.closeAllConnections();
       await Promise.all([...pools.values()].map((p) => p.destroy()));

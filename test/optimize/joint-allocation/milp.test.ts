@@ -141,7 +141,7 @@ function brokenRows(model: LinearModel, values: Float64Array, tol = 1e-7): strin
 
 test('an allocation encoded as columns satisfies every row of both encodings and costs what the evaluator says (a MIP start)', () => {
   for (const [size, seed] of [[[3, 3, 4], 5], [[6, 6, 10], 1]] as const) {
-    const c = buildCoefficients(generateProblem(...size, seed));
+    const c = buildCoefficients(generateProblem(size[0], size[1], size[2], seed));
     const a = agh(c, { seed: 0 }).state.toAllocation();
     const ev = evaluate(c, a);
     assert.ok(ev.feasible, JSON.stringify(ev.violations));
