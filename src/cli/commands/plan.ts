@@ -39,7 +39,7 @@ interface PlanFlags {
   budgets?: string;
   caps?: string;
   simCheck?: string | true;
-  warmStart: string;
+  warmStart?: string;
 }
 
 /** Flags that only the robustness study reads (named in the error when given elsewhere). */
@@ -52,7 +52,7 @@ function onlyForRobustness(f: PlanFlags, where: string): void {
 }
 
 /** Flags only one plan reads (a study would ignore them), and flags only the studies read. */
-const ONE_PLAN_FLAGS = { problem: '--problem', generate: '--generate', solver: '--solver', encoding: '--encoding', boundTimeLimit: '--bound-time-limit', writeLp: '--write-lp', simCheck: '--sim-check', warmStart: '--warm-start' } as const;
+const ONE_PLAN_FLAGS = { problem: '--problem', generate: '--generate', solver: '--solver', encoding: '--encoding', boundTimeLimit: '--bound-time-limit', writeLp: '--write-lp', simCheck: '--sim-check' } as const;
 const STUDY_FLAGS = { seeds: '--seeds', sizes: '--sizes' } as const;
 
 /** Rejects a flag given on the command line (not a default) that `where` would silently ignore. */
@@ -136,6 +136,11 @@ function checkExactSize(flag: string, c: Parameters<typeof checkMilpSize>[0], en
   }
 }
 
+function parseWarmStart(v: string): WarmStart {
+  if (!WARM_STARTS.includes(v as WarmStart)) throw new UserError(`--warm-start: expected one of ${WARM_STARTS.join(', ')}, got ${JSON.stringify(v)}`);
+  return v as WarmStart;
+}
+
 /** The plan's objective for the summary line; a plan-less result (no incumbent, infeasible) says so instead of "$-". */
 export function describeObjective(plan: Pick<Plan, 'objective' | 'status'>): string {
   if (plan.objective !== null) return `$${fmt(plan.objective)}`;
@@ -178,7 +183,7 @@ function checkStudyFlags(which: string | undefined, cmd: Command): void {
     throw new UserError(`plan study: expected one of ${STUDIES.join(', ')}, got ${JSON.stringify(which ?? '')}`);
   }
   rejectGiven(cmd, ONE_PLAN_FLAGS, 'only for plan (one plan)', `plan study ${which}`);
-  if (which !== 'optimality') rejectGiven(cmd, { seeds: '--seeds' }, 'only for plan study optimality', `plan study ${which}`);
+  if (which !== 'optimality') rejectGiven(cmd, { seeds: '--seeds', warmStart: '--warm-start' }, 'only for plan study optimality', `plan study ${which}`);
   if (which === 'sensitivity') rejectGiven(cmd, { timeLimit: '--time-limit' }, 'only where a MILP is solved', 'plan study sensitivity (AGH only)');
 }
 
@@ -195,6 +200,7 @@ interface StudyArgs {
   caps: number[] | undefined;
   stresses: number[] | undefined;
   sigmas: number[] | undefined;
+  warmStart: WarmStart;
 }
 
 function parseStudyFlags(which: string | undefined, f: PlanFlags): StudyArgs {
@@ -224,12 +230,15 @@ function parseStudyFlags(which: string | undefined, f: PlanFlags): StudyArgs {
       }
     }
   }
-  return { tl, seed, sizes, headroom, seeds, scenarios, trials, budgets, caps, stresses, sigmas };
+  // The optimality study's reference MILP is cold unless asked (the start only speeds the proof: a gap is counted
+  // only where the MILP proved its optimum).
+  const warmStart = parseWarmStart(f.warmStart ?? 'none');
+  return { tl, seed, sizes, headroom, seeds, scenarios, trials, budgets, caps, stresses, sigmas, warmStart };
 }
 
 async function runStudy(which: string | undefined, f: PlanFlags, a: StudyArgs): Promise<void> {
   const progress = (m: string) => process.stderr.write(m + '\n');
-  const { tl, seed, sizes, headroom, seeds, scenarios, trials, budgets, caps, stresses, sigmas } = a;
+  const { tl, seed, sizes, headroom, seeds, scenarios, trials, budgets, caps, stresses, sigmas, warmStart } = a;
   let result: unknown;
   switch (which) {
     case 'runtime': {
@@ -239,7 +248,7 @@ async function runStudy(which: string | undefined, f: PlanFlags, a: StudyArgs): 
       break;
     }
     case 'optimality': {
-      const r = await optimalityStudy({ progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { sizes } : {}), ...(seeds !== undefined ? { seeds } : {}) });
+      const r = await optimalityStudy({ progress, warmStart, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { sizes } : {}), ...(seeds !== undefined ? { seeds } : {}) });
       process.stdout.write('Gap to the proven MILP optimum over the seeds where the MILP finished (optimal).\n| (I,J,K) | MILP optimal | method | min / median / mean / p90 / max | within 1 % |\n|---|---|---|---|---|\n');
       for (const s of r.bySize) {
         const pc = (v: number) => (v * 100).toFixed(2) + ' %';
@@ -343,7 +352,7 @@ export function registerPlan(program: Command): void {
     .option('--solver <name>', `one of ${SOLVERS.join(', ')}`, 'agh')
     .option('--time-limit <s>', `MILP time limit in seconds (plan: default 600 as in the paper; studies: per solve, default 30, robustness 60; not for sensitivity): HiGHS\'s time per solve, presolve included; building the model is not counted, nor the re-solves that confirm and diagnose an infeasible result, and HiGHS can overrun it on large models; at most ${MAX_TIME_LIMIT_S} (one week)`)
     .option('--bound-time-limit <s>', `heuristics: MILP seconds spent for a bound to report the gap (0 = skip; skipped with a note when the MILP is too large); when it proves the problem infeasible, the diagnosis of --solver milp is printed too (its re-solves not counted); at most ${MAX_TIME_LIMIT_S} (one week)`, '10')
-    .option('--warm-start <from>', `--solver milp: start HiGHS from this plan (${WARM_STARTS.join(' or ')}; agh: AGH's plan, found in under a second and counted in the solve time, so a plan stopped at the time limit is never worse than AGH's; none: a cold solve, as the studies' exact solver)`, 'agh')
+    .option('--warm-start <from>', `--solver milp: start HiGHS from this plan (${WARM_STARTS.join(' or ')}; default agh: AGH's plan, found in under a second and counted in the solve time, so a plan stopped at the time limit is never worse than AGH's; none: a cold solve, as the studies' exact solver); plan study optimality: the reference MILP's start (default none)`)
     .option('--encoding <enc>', 'MILP encoding: paper (McCormick, default) or compact (exact, smaller)', 'paper')
     .option('--out <dir>', 'write plan.json, problem.json and fleet.yaml (+ catalog.yaml for quantised tiers) here (studies: study-<name>.json)')
     .option('--write-lp <file>', 'write the MILP in CPLEX LP format')
@@ -374,8 +383,8 @@ export function registerPlan(program: Command): void {
       rejectGiven(cmd, STUDY_FLAGS, 'only for plan study', 'plan (one plan)');
       // Every flag before any folder is made or any work starts.
       if (!SOLVERS.includes(f.solver as SolverName)) throw new UserError(`--solver: expected one of ${SOLVERS.join(', ')}, got ${JSON.stringify(f.solver)}`);
-      if (!WARM_STARTS.includes(f.warmStart as WarmStart)) throw new UserError(`--warm-start: expected one of ${WARM_STARTS.join(', ')}, got ${JSON.stringify(f.warmStart)}`);
-      if (cmd.getOptionValueSource('warmStart') === 'cli' && f.solver !== 'milp') throw new UserError(`--warm-start: only for --solver milp, not --solver ${f.solver}`);
+      const warmStart = parseWarmStart(f.warmStart ?? 'agh');
+      if (f.warmStart !== undefined && f.solver !== 'milp') throw new UserError(`--warm-start: only for --solver milp, not --solver ${f.solver}`);
       if (f.encoding !== 'paper' && f.encoding !== 'compact') throw new UserError(`--encoding: expected paper or compact, got ${JSON.stringify(f.encoding)}`);
       nonEmptyFlag('--problem', f.problem, 'problem file (YAML or JSON)');
       if ((f.problem === undefined) === (f.generate === undefined)) throw new UserError('plan: give exactly one of --problem FILE or --generate I,J,K');
@@ -426,7 +435,7 @@ export function registerPlan(program: Command): void {
       }
       const plan = await solveCoefficients(c, {
         solver: f.solver as SolverName, seed, encoding, boundTimeLimitS: btl, ...(tl !== undefined ? { timeLimitS: tl } : {}),
-        ...(headroom ? { headroom } : {}), warmStart: f.warmStart as WarmStart,
+        ...(headroom ? { headroom } : {}), warmStart,
       });
       printPlan(plan);
       if (f.out !== undefined) {

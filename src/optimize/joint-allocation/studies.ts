@@ -4,6 +4,7 @@ import { emptyAllocation, evaluate } from './evaluate.ts';
 import { generateProblem } from './generate.ts';
 import { DEFAULT_GH_FLAGS, greedy, type GhFlags } from './gh.ts';
 import { solveMilp } from './milp.ts';
+import type { WarmStart } from './plan.ts';
 import { UserError } from '../../util/errors.ts';
 
 /**
@@ -146,7 +147,8 @@ export function distribution(xs: number[]): Distribution {
   };
 }
 
-export async function optimalityStudy(opts: { sizes?: [number, number, number][]; seeds?: number; milpTimeLimitS?: number; progress?: Progress } = {}): Promise<{ rows: OptimalityRow[]; bySize: { size: [number, number, number]; agh: Distribution; aghExact: Distribution; gh: Distribution; optimal: number; aghMeanS: number; aghMaxS: number }[] }> {
+/** `warmStart: 'agh'` starts the reference MILP from AGH's plan (default cold); only proven optima count either way. */
+export async function optimalityStudy(opts: { sizes?: [number, number, number][]; seeds?: number; milpTimeLimitS?: number; warmStart?: WarmStart; progress?: Progress } = {}): Promise<{ rows: OptimalityRow[]; bySize: { size: [number, number, number]; agh: Distribution; aghExact: Distribution; gh: Distribution; optimal: number; aghMeanS: number; aghMaxS: number }[] }> {
   const sizes = opts.sizes ?? [[4, 4, 5], [6, 6, 10]];
   const seeds = checkSeeds(opts.seeds ?? 20);
   const tl = opts.milpTimeLimitS ?? 30;
@@ -161,7 +163,9 @@ export async function optimalityStudy(opts: { sizes?: [number, number, number][]
       const aghObj = evaluate(c, a.state.toAllocation()).objective;
       const aghExactObj = evaluate(c, agh(c, { seed, exact: true }).state.toAllocation()).objective;
       const ghObj = evaluate(c, greedy(c).toAllocation()).objective;
-      const m = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false });
+      const start = a.state.toAllocation();
+      const warm = opts.warmStart === 'agh' && evaluate(c, start).feasible;
+      const m = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false, ...(warm ? { start } : {}) });
       const lb = m.bound;
       rows.push({
         size, seed, milpStatus: m.status, milpObj: m.allocation ? evaluate(c, m.allocation).objective : null, milpBound: lb, aghObj, aghExactObj, ghObj,

@@ -46,7 +46,7 @@ test('llmfleet plan rejects a bad flag with exit 2 and one line', () => {
   assert.match(g.stderr, /--warm-start: only for --solver milp, not --solver agh/);
   const st = cli(['study', 'runtime', '--warm-start', 'none']);
   assert.equal(st.status, 2);
-  assert.match(st.stderr, /--warm-start: only for plan \(one plan\), not plan study runtime/);
+  assert.match(st.stderr, /--warm-start: only for plan study optimality, not plan study runtime/);
 });
 
 test('the robustness study checks its replay trace, day and lists before the long stages; its flags elsewhere are exit 2', () => {

@@ -9,11 +9,14 @@ test('the runtime study times GH, AGH and the MILP per size', async () => {
   assert.ok(rows[0]!.aghObj >= rows[0]!.milpBound! - 1e-6);
 });
 
-test('the optimality study reports a gap distribution over seeds', async () => {
+test('the optimality study reports a gap distribution over seeds; a reference MILP started from AGH proves the same optima', async () => {
   const r = await optimalityStudy({ sizes: [[2, 2, 2]], seeds: 2, milpTimeLimitS: 10 });
   assert.equal(r.rows.length, 2);
   assert.equal(r.bySize[0]!.optimal, 2);
   assert.ok(r.bySize[0]!.agh.min >= -1e-6);
+  const w = await optimalityStudy({ sizes: [[2, 2, 2]], seeds: 2, milpTimeLimitS: 10, warmStart: 'agh' });
+  assert.equal(w.bySize[0]!.optimal, 2);
+  w.rows.forEach((row, i) => assert.ok(Math.abs(row.milpObj! - r.rows[i]!.milpObj!) <= 1e-4 * r.rows[i]!.milpObj!, `seed ${row.seed}`));
 });
 
 test('gap distribution statistics', () => {
