@@ -152,6 +152,18 @@ export const AFTER_END_LOOKAHEAD = 100_000;
 /** Latest first arrival a run accepts (a year): the fleet is up and billed from t = 0. */
 const MAX_LEAD_IN_S = 365 * 86400;
 
+/** One FIFO of held requests: `seq[i]` is `items[i]`'s place in the hold order across every FIFO. */
+interface HeldFifo {
+  items: SimRequest[];
+  seq: number[];
+  head: number;
+}
+/** A model's held FIFOs, by the router's `queue` key ('' for none), and in creation order. */
+interface HeldModel {
+  byKey: Map<string, HeldFifo>;
+  fifos: HeldFifo[];
+}
+
 /** Runs one scenario to the end (or to `endS`) and returns what was measured. */
 export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimResult {
   const catalog = sc.catalog ? loadCatalogFile(resolve(baseDir, sc.catalog)) : BUILTIN_CATALOG;
@@ -239,12 +251,17 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     }
     const deferred: SimRequest[] = [];
     // Requests a router holds at the gateway (`defer` with `hold: true`, e.g. SageServe's NIW queue manager):
-    // one FIFO per model, offered to the router again, head first, whenever a request of that model finishes or
-    // an instance of it becomes ready (a signal from that region's endpoint) and every `heldSignalIntervalS` while
-    // any is held (a periodic signal from every endpoint); the router is told who signalled (`endpointSignal`). Unlike
-    // `deferred`, they are not dropped after `maxDeferS`; whatever is still held when the run ends is dropped as
-    // 'held'. No router holds by default.
-    const held = new Map<string, { items: SimRequest[]; head: number }>();
+    // FIFOs per model (one per `queue` key the router gives, one when it gives none), offered to the router again
+    // whenever a request of that model finishes or an instance of it becomes ready (a signal from that region's
+    // endpoint) and every `heldSignalIntervalS` while any is held (a periodic signal from every endpoint); the
+    // router is told who signalled (`endpointSignal`). At an offer the model's FIFOs are tried oldest head first
+    // (hold order); a refused head ends its own FIFO's turn only. Unlike `deferred`, they are not dropped after
+    // `maxDeferS`; whatever is still held when the run ends is dropped as 'held'. No router holds by default.
+    const held = new Map<string, HeldModel>();
+    /** Hold order across all FIFOs (a request's `seq` entry), so that the oldest head goes first. */
+    let holdSeq = 0;
+    /** The `queue` key of the last `defer` with `hold` that `dispatch` saw ('' when it gave none). */
+    let holdQueue = '';
     // Signals since the held requests were last offered: model → the regions whose endpoints signalled.
     const offerModels = new Map<string, Set<string>>();
     const signalHeld = (model: string, region: string) => {
@@ -263,26 +280,47 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
       q.push({ kind: 'signal', t: (Math.floor(t / iv) + 1) * iv });
       signalPending = true;
     };
+    /** Holds `r` in the FIFO `holdQueue` names (set by the `dispatch` that returned 'held'). */
     const hold = (r: SimRequest, t: number) => {
-      let h = held.get(r.model);
-      if (!h) held.set(r.model, (h = { items: [], head: 0 }));
+      let m = held.get(r.model);
+      if (!m) held.set(r.model, (m = { byKey: new Map(), fifos: [] }));
+      let h = m.byKey.get(holdQueue);
+      if (!h) {
+        m.byKey.set(holdQueue, (h = { items: [], seq: [], head: 0 }));
+        m.fifos.push(h);
+      }
       h.items.push(r);
+      h.seq.push(holdSeq++);
       heldCount++;
       scheduleSignal(t);
     };
+    // The FIFOs with a head still to try at this offer (reused: an offer runs at every completion).
+    const open: HeldFifo[] = [];
     const offerHeld = (model: string, t: number, regions: ReadonlySet<string> | null) => {
-      const h = held.get(model);
-      if (!h) return;
+      const m = held.get(model);
+      if (!m) return;
       router.endpointSignal?.(model, regions, t);
-      while (h.head < h.items.length) {
-        const r = h.items[h.head]!;
-        if (dispatch(r, t) !== 'sent') break;
-        h.items[h.head++] = undefined as unknown as SimRequest;
-        heldCount--;
+      for (const h of m.fifos) if (h.head < h.items.length) open.push(h);
+      // Oldest head first; a head the router does not send closes its FIFO for this offer (head-of-line
+      // blocking within a FIFO only). With one FIFO: its heads in order until one is refused.
+      while (open.length > 0) {
+        let k = 0;
+        for (let i = 1; i < open.length; i++) if (open[i]!.seq[open[i]!.head]! < open[k]!.seq[open[k]!.head]!) k = i;
+        const h = open[k]!;
+        if (dispatch(h.items[h.head]!, t) === 'sent') {
+          h.items[h.head++] = undefined as unknown as SimRequest;
+          heldCount--;
+          if (h.head < h.items.length) continue;
+        }
+        open[k] = open[open.length - 1]!;
+        open.pop();
       }
-      if (h.head > 1024 && h.head * 2 > h.items.length) {
-        h.items = h.items.slice(h.head);
-        h.head = 0;
+      for (const h of m.fifos) {
+        if (h.head > 1024 && h.head * 2 > h.items.length) {
+          h.items = h.items.slice(h.head);
+          h.seq = h.seq.slice(h.head);
+          h.head = 0;
+        }
       }
     };
 
@@ -298,7 +336,11 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     const dispatch = (r: SimRequest, t: number): 'sent' | 'deferred' | 'held' => {
       fleet.now = t;
       const d = router.route(r, fleet);
-      if (d.kind === 'defer') return d.hold === true ? 'held' : 'deferred';
+      if (d.kind === 'defer') {
+        if (d.hold !== true) return 'deferred';
+        holdQueue = d.queue ?? '';
+        return 'held';
+      }
       const inst = fleet.instances[d.to];
       invariant(inst !== undefined && inst.state === 'ready' && inst.model === r.model, `router ${router.name} chose an instance that cannot take the request`);
       if (r.inputTokens + r.outputTokens > inst.poolRt.contextLength) {
@@ -496,7 +538,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
           // arrival, iteration, start-up, scheduled action or scaling tick) that could ever bring one: they would be
           // held, and the run sampled, for ever. The run ends here instead; they are dropped as 'held' below.
           // (The periodic signal, if one is pending, is no such event: it cannot bring an instance.)
-          const heldForever = heldCount > 0 && deferred.length === 0 && q.size === (signalPending ? 1 : 0) && [...held.entries()].every(([m, h]) => h.head === h.items.length || fleet.routable(m).length === 0);
+          const heldForever = heldCount > 0 && deferred.length === 0 && q.size === (signalPending ? 1 : 0) && [...held.entries()].every(([m, h]) => h.fifos.every((f) => f.head === f.items.length) || fleet.routable(m).length === 0);
           if (heldForever) heldStuck = true;
           if (workLeft() && !heldForever) {
             const iv = sc.output.timelineIntervalS;
@@ -568,8 +610,11 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     // Whatever is still waiting for an instance when the run ends was never served.
     for (const r of deferred) drop(r, 'no-instance');
     for (const m of [...held.keys()].sort()) {
-      const h = held.get(m)!;
-      for (let i = h.head; i < h.items.length; i++) drop(h.items[i]!, 'held');
+      // In hold order across the model's FIFOs.
+      const left: { r: SimRequest; seq: number }[] = [];
+      for (const h of held.get(m)!.fifos) for (let i = h.head; i < h.items.length; i++) left.push({ r: h.items[i]!, seq: h.seq[i]! });
+      left.sort((a, b) => a.seq - b.seq);
+      for (const { r } of left) drop(r, 'held');
     }
     if (endS < 0) endS = now;
     migrations?.settle(endS);

@@ -64,6 +64,8 @@ interface Pending {
   cancel: (() => void) | null;
   timer: NodeJS.Timeout | null;
   queueTimer: NodeJS.Timeout | null;
+  /** The FIFO it waits in, from its last defer: its model, or (model, the router's hold `queue` key). */
+  waitsIn: string;
 }
 
 /** Connection-level failures: nothing reached the model, so the request may go to another backend. */
@@ -208,11 +210,18 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     : null;
   signalTimer?.unref();
 
-  /** Routes one request with the simulator's router; false when it defers (no backend can take it now). */
+  /**
+   * Routes one request with the simulator's router; false when it defers (no backend can take it now), with
+   * `p.waitsIn` set: a hold with a `queue` key (SageServe's `niwQueues: model-region`) waits in its own FIFO of the
+   * model, as in the simulator, so a refusal there blocks only that FIFO; any other defer blocks the model.
+   */
   const dispatch = (p: Pending): boolean => {
     fleet.now = signalNowS ?? clock.nowS();
     const d = router.route(p.view, p.tried.size > 0 ? excluding(fleet, p.tried) : fleet);
-    if (d.kind === 'defer') return false;
+    if (d.kind === 'defer') {
+      p.waitsIn = d.hold && d.queue !== undefined ? `${p.view.model}\u0000${d.queue}` : p.view.model;
+      return false;
+    }
     const b = fleet.instances[d.to];
     invariant(b !== undefined && b.state === 'ready' && b.model === p.view.model, `router ${router.name} chose a backend that cannot take the request`);
     metrics.countDecision(p.view.model, b.url, d.reason);
@@ -249,17 +258,20 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
 
   const pump = () => {
     if (queue.size === 0) return;
+    // FIFOs whose head was refused in this pass (a model, or a model's keyed hold FIFO); every model: stop.
     const blocked = new Set<string>();
+    let modelsBlocked = 0;
     queue.drain((p) => {
-      if (blocked.has(p.view.model)) return false;
+      if (blocked.has(p.view.model) || blocked.has(p.waitsIn)) return false;
       if (dispatch(p) || refuseUnavailable(p)) {
         setQueued(p, false);
         if (p.queueTimer) clearTimeout(p.queueTimer);
         p.queueTimer = null;
         return true;
       }
-      blocked.add(p.view.model);
-      return blocked.size === models.length ? 'stop' : false;
+      blocked.add(p.waitsIn);
+      if (p.waitsIn === p.view.model) modelsBlocked++;
+      return modelsBlocked === models.length ? 'stop' : false;
     });
     wakeDrain(); // requests refused from the queue (503) leave nothing behind
   };
@@ -543,6 +555,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
       cancel: null,
       timer: null,
       queueTimer: null,
+      waitsIn: '',
     };
     res.on('close', () => {
       if (p.done && res.writableFinished) return;

@@ -7,12 +7,13 @@ import { pickMin } from './pick.ts';
 import { NO_INSTANCE, type RouteDecision, type RouterEntry } from './types.ts';
 
 /**
- * The released code's routing where it differs from the paper: its NIW release counts, no cross-region reroute.
- * `niwReleaseTo: preference`: the code also releases to the signalling endpoint, but from a queue per model and
- * first-preference region; with our one queue per model and no reroute, a head request of one region would hold
- * every other region's behind it until its own region signals (NIW p95 TTFT over 2 h on the peak day).
+ * The released code's routing where it differs from the paper: its NIW release counts, no cross-region reroute,
+ * and held NIW in a queue per model and first-preference region (`feed_async(region, model)`), released to the
+ * endpoint that signalled. (Before `niwQueues` it kept `niwReleaseTo: preference`: with one queue per model and no
+ * reroute, a head request of one region held every other region's behind it until its own region signalled, NIW
+ * p95 TTFT over 2 h on the peak day.)
  */
-export const ROUTING_CODE_PRESET = { niwRelease: 'code', reroute: false, niwReleaseTo: 'preference' } as const;
+export const ROUTING_CODE_PRESET = { niwRelease: 'code', reroute: false, niwReleaseTo: 'signalling', niwQueues: 'model-region' } as const;
 
 const routerOptionsObject = z
   .object({
@@ -35,10 +36,17 @@ const routerOptionsObject = z
      * Where a released NIW request goes: `signalling` (the paper §6.2, and the released code's `feed_async`): only
      * to an endpoint that signalled at that instant, each with its own budget; `preference`: every endpoint of
      * the model gets a budget at every new time (an arrival included) and the request takes the first one with
-     * budget left in its own region preference order (our behaviour before 2026-11-27; needed where nothing
-     * calls `endpointSignal`, e.g. the live gateway).
+     * budget left in its own region preference order (our behaviour before 2026-11-27; for a plane that never
+     * calls `endpointSignal` — the simulator and, since session 18, the live gateway both do).
      */
     niwReleaseTo: z.enum(['signalling', 'preference']).default('signalling'),
+    /**
+     * How held NIW requests queue at the gateway: `model`, one FIFO per model (a head request that no endpoint
+     * takes holds every request behind it, whatever its region); `model-region`, one FIFO per model and
+     * first-preference region (the trace's region), as the released code's `feed_async(region, model)` keeps
+     * them: a refused head blocks only its own region's FIFO. At each signal the FIFOs are tried oldest head first.
+     */
+    niwQueues: z.enum(['model', 'model-region']).default('model'),
     niwOneBelow: z.number().min(0).max(1).default(0.6),
     niwTwoBelow: z.number().min(0).max(1).default(0.5),
     /** NIW older than this is released at once and routed like IW (age > 10 h ⇒ priority 0). */
@@ -80,9 +88,12 @@ type Opts = z.output<typeof sageserveRouterOptions>;
  * requests when a request of the model finishes or an instance becomes ready, from that region's endpoint, and
  * every `niwSignalIntervalS`, from every endpoint) a signalling endpoint below 60 % takes one, below 50 % two
  * (`niwRelease: code` inverts the counts as the released code does); with several at once, in the request's
- * region preference order (its own region only without reroute). NIW older than 10 h goes at once.
+ * region preference order (its own region only without reroute). NIW older than 10 h goes at once. Held NIW
+ * waits in one FIFO per model, or with `niwQueues: model-region` per model and first-preference region (the hold
+ * decision's `queue`), so that a refused head blocks only its own region's requests.
  * `niwReleaseTo: preference` gives every endpoint a budget at every new time instead (a plane that never calls
- * `endpointSignal`, as the live gateway, needs it: there held NIW would wait for `niwPromoteAfterS`).
+ * `endpointSignal` needs it: there held NIW would wait for `niwPromoteAfterS`; the simulator and the live gateway
+ * both signal).
  * Baselines, switched on by the fleet's pools: a model with a `-mixed` instance runs Chiron's layout
  * (`routeChiron`: interactive / mixed / batch pools); else one with a `-niw` instance runs siloed (IW to the
  * plain pools, NIW straight to the `-niw` ones).
@@ -95,6 +106,13 @@ export const sageserve = {
     const siloed = new Map<string, boolean>();
     const chiron = new Map<string, boolean>();
     let scanned = 0;
+    // `niwQueues: model-region`: the hold decision per first-preference region (its FIFO's key).
+    const heldByRegion = new Map<string, RouteDecision>();
+    const heldIn = (region: string): RouteDecision => {
+      let d = heldByRegion.get(region);
+      if (!d) heldByRegion.set(region, (d = { kind: 'defer', reason: 'niw-held', hold: true, queue: region }));
+      return d;
+    };
     // The endpoints that signalled the NIW queue manager, per model, at `at` (regions null: every endpoint).
     const signalled = new Map<string, { at: number; regions: ReadonlySet<string> | null }>();
 
@@ -224,8 +242,15 @@ export const sageserve = {
         scan(view);
         if (chiron.get(req.model) === true) return routeChiron(req, view, niw);
         if (siloed.get(req.model) === true) return routeIw(req, endpoints(req, view, niw));
+        if (!niw || !opts.holdNiw || view.now - req.arrivalS >= opts.niwPromoteAfterS) return routeIw(req, endpoints(req, view, null));
+        const held = opts.niwQueues === 'model' ? HELD : heldIn(req.region);
+        // No endpoint that may take it signalled now: held, without looking at the fleet (a held FIFO's head is
+        // offered at every completion of its model, in any region).
+        if (opts.niwReleaseTo === 'signalling') {
+          const s = signalled.get(req.model);
+          if (s === undefined || s.at !== view.now || (!opts.reroute && s.regions !== null && !s.regions.has(req.region))) return held;
+        }
         const by = endpoints(req, view, null);
-        if (!niw || !opts.holdNiw || view.now - req.arrivalS >= opts.niwPromoteAfterS) return routeIw(req, by);
         // NIW queue manager: a fresh budget per endpoint at each new signal time.
         if (view.now !== epoch) {
           epoch = view.now;
@@ -244,7 +269,7 @@ export const sageserve = {
           }
           budget.set(key, 0);
         }
-        return HELD;
+        return held;
       },
       endpointSignal(model: string, regions: ReadonlySet<string> | null, now: number): void {
         const earlier = signalled.get(model);

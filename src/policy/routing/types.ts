@@ -8,10 +8,16 @@ export type RouteDecision =
       reason: string;
       /**
        * Hold the request at the gateway instead of retrying it with the deferred ones: the simulator keeps it
-       * in a FIFO per model and offers it again when a request of that model finishes (SageServe's NIW queue
-       * manager releases on endpoint signals). Live planes may treat it as a plain defer.
+       * in a FIFO per model (and `queue`) and offers it again when a request of that model finishes (SageServe's
+       * NIW queue manager releases on endpoint signals). Live planes may treat it as a plain defer.
        */
       hold?: boolean;
+      /**
+       * With `hold`: which of the model's held FIFOs it joins (absent: the model's one default FIFO). A refused
+       * head blocks only its own FIFO; at each offer the model's FIFOs are tried oldest head first (SageServe's
+       * `niwQueues: model-region` keys them by the request's first-preference region).
+       */
+      queue?: string;
     };
 
 /** Move a running request's KV from one instance to another (Llumnix's live migration; see sim/migration.ts). */

@@ -16,12 +16,14 @@ test("the paper's values are the defaults; preset: code gives the released code'
   assert.equal(code.cooldownS, paper.cooldownS, 'values the code shares stay');
   assert.deepEqual([paper.ltuEmergencyAbove, code.ltuEmergencyAbove], [null, 0.9], "LT-U's emergency scale-out is the code's only");
   const r = routing({ preset: 'code' });
-  assert.deepEqual([r.niwRelease, r.reroute, r.niwReleaseTo], ['code', false, 'preference']);
-  assert.deepEqual([routing({}).niwRelease, routing({}).reroute, routing({}).niwReleaseTo], ['paper', true, 'signalling']);
+  assert.deepEqual([r.niwRelease, r.reroute, r.niwReleaseTo, r.niwQueues], ['code', false, 'signalling', 'model-region']);
+  assert.deepEqual([routing({}).niwRelease, routing({}).reroute, routing({}).niwReleaseTo, routing({}).niwQueues], ['paper', true, 'signalling', 'model']);
 });
 
 test('keys set explicitly win over the preset, and an unknown preset is named as the bad field', () => {
   assert.equal(scaling({ preset: 'code', scaleUpAbove: 0.8 }).scaleUpAbove, 0.8);
   assert.equal(routing({ preset: 'code', reroute: true }).reroute, true);
   assert.throws(() => scaling({ preset: 'artifact' }), (e: unknown) => e instanceof ConfigError && /scaling\.options\.preset/.test(e.message));
+  assert.equal(routing({}).niwQueues, 'model');
+  assert.throws(() => routing({ niwQueues: 'region' }), (e: unknown) => e instanceof ConfigError && /routing\.options\.niwQueues/.test(e.message));
 });

@@ -112,3 +112,15 @@ test('a released NIW request goes to the endpoint that signalled (paper §6.2); 
   assert.equal(to(old.route(req(1, 'east', 'niw', 0), at(100))), 0, 'preference: its own region, whoever signalled');
   assert.equal(to(old.route(req(2, 'east', 'niw', 0), at(101))), 0, 'preference: any new time opens budgets');
 });
+
+test('niwQueues: model-region holds a NIW request in its first-preference region\'s FIFO; model (the default) in the model\'s one', () => {
+  const busy = view([inst(0, 'east', 0.9), inst(1, 'west', 0.9)], 100);
+  const byRegion = router({ niwQueues: 'model-region' });
+  byRegion.endpointSignal!('m', null, 100);
+  assert.deepEqual(byRegion.route(req(1, 'west', 'niw', 0), busy), { kind: 'defer', reason: 'niw-held', hold: true, queue: 'west' });
+  assert.deepEqual(byRegion.route(req(2, 'east', 'niw', 0), busy), { kind: 'defer', reason: 'niw-held', hold: true, queue: 'east' });
+  assert.deepEqual(byRegion.route(req(3, 'east', 'niw', 0), view([inst(0, 'east', 0.9)], 101)), { kind: 'defer', reason: 'niw-held', hold: true, queue: 'east' }, 'no signal at 101');
+  const one = router();
+  one.endpointSignal!('m', null, 100);
+  assert.deepEqual(one.route(req(1, 'west', 'niw', 0), busy), { kind: 'defer', reason: 'niw-held', hold: true });
+});

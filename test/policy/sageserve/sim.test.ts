@@ -184,3 +184,37 @@ test('held NIW requests are released on the periodic signal grid whatever the ti
   assert.deepEqual(firstTokens(1), at30);
   assert.deepEqual(firstTokens(7), at30);
 });
+
+/**
+ * East's endpoint is over 60 % full with one long IW request (no NIW budget there); West's is idle. A NIW request of
+ * East is held first, then one of West; no reroute, so each can go only to its own region. The periodic signal at
+ * 30 s finds East refusing its head: with one FIFO per model West's request waits behind it until East has room
+ * and West signals again; with one per (model, region) West's goes at 30 s.
+ */
+const headOfLine = (niwQueues: string) => {
+  const rows = [
+    { t: 0, in: 30_000, out: 6_000, tier: 'iw-f', region: 'east' },
+    { t: 1, in: 200, out: 10, tier: 'niw', region: 'east' },
+    { t: 1.01, in: 200, out: 10, tier: 'niw', region: 'west' },
+  ];
+  const { kv: _kv, ...fleet } = pools(0);
+  const options = { niwQueues, reroute: false, niwReleaseTo: 'signalling', niwSignalIntervalS: 30 };
+  const sc = scenarioFor(tieredTrace(rows), { fleet, engine: { kvCapacityTokens: 40_000 }, routing: { policy: 'sageserve', options }, maxDeferS: 86_400 });
+  const res = run(sc, 'fast');
+  assert.equal(summarize(res, 0).requests.completed, 3);
+  const firstToken = (i: number) => res.log.arrival[i]! + res.log.ttft[i]!;
+  return { eastIwDone: res.log.arrival[0]! + res.log.e2e[0]!, eastNiw: firstToken(1), westNiw: firstToken(2) };
+};
+
+test("niwQueues: model-region — a held NIW request of one region does not block another region's behind it", () => {
+  const r = headOfLine('model-region');
+  assert.ok(r.eastIwDone > 60, `East stays busy past the first signals (its IW request ends at ${r.eastIwDone} s)`);
+  assert.ok(r.westNiw >= 30 && r.westNiw < 31, `West's request goes at the first periodic signal, got ${r.westNiw} s`);
+  assert.ok(r.eastNiw > 30, `East's stays held while East is over 60 %, got ${r.eastNiw} s`);
+});
+
+test('niwQueues: model (the default) keeps one FIFO per model: the refused head holds the other region back', () => {
+  const r = headOfLine('model');
+  assert.ok(r.westNiw > r.eastNiw, `West's request after East's (${r.westNiw} s vs ${r.eastNiw} s)`);
+  assert.ok(r.westNiw > 60, `West's request waits for East's head, got ${r.westNiw} s`);
+});
