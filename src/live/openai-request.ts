@@ -22,12 +22,15 @@ export interface FieldError {
 
 const got = (v: unknown) => (v === undefined ? 'nothing' : JSON.stringify(v));
 
+const MAX_TOKEN_ID = 2 ** 31 - 1;
+
 /** Tokens of a completions `prompt`: a non-empty string, token ids, or a batch of one of them. */
 export function promptTokens(prompt: unknown): number | FieldError {
-  const bad = { message: `'prompt' must be a non-empty string or a non-empty list of token ids (integers ≥ 0), got ${got(prompt)}`, param: 'prompt' };
+  const bad = { message: `'prompt' must be a non-empty string or a non-empty list of token ids (integers from 0 to 2^31 − 1), got ${got(prompt)}`, param: 'prompt' };
   if (typeof prompt === 'string') return prompt === '' ? bad : textTokens(prompt);
   if (Array.isArray(prompt) && prompt.length > 0) {
-    if (prompt.every((x) => Number.isInteger(x) && x >= 0)) return prompt.length;
+    // vLLM holds token ids as 32-bit integers (1e300 passed Number.isInteger; -0.0 is a float in JSON's Python reading).
+    if (prompt.every((x) => Number.isInteger(x) && x >= 0 && x <= MAX_TOKEN_ID && !Object.is(x, -0))) return prompt.length;
     if (prompt.length === 1) {
       const one = promptTokens(prompt[0]);
       return typeof one === 'number' ? one : bad;

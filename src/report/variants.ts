@@ -36,7 +36,7 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_.+-]*$/;
  * flow collection), and a comma ends an override only where the text before it reads as a whole value: commas
  * inside quotes (`"a,b"`, `'a,b'`, escaped quotes) and flow collections stay in their value
  * (`big:fleet.pools.0.engine={maxNumSeqs: 64, chunkedPrefill: false}` is one override). `NAME` alone, or
- * `NAME:`, is the base scenario unchanged.
+ * `NAME:`, has no overrides: `loadComparison` takes the scenario's variant of that name, else the base scenario.
  */
 export function parseVariantFlag(flag: string): VariantSpec {
   const colon = flag.indexOf(':');
@@ -122,10 +122,13 @@ export function loadComparison(input: ComparisonInput): ComparisonSetup {
   const { doc, source } = readScenarioDoc(input.file, DEFAULT_COMPARE_SCENARIO);
   const { variants: rawVariants, ...rest } = doc.raw as Record<string, unknown>;
   const fromFile = validateConfig({ ...doc, raw: { variants: rawVariants } }, variantsSchema).variants ?? [];
+  const fileSpecs = fromFile.map((v): VariantSpec => ({ name: v.name, overrides: Object.entries(v.set).map(([k, val]) => `${k}=${overrideText(val)}`) }));
+  // `--variant NAME` with no overrides picks the scenario's variant of that name, as `simulate --variant` does (it
+  // used to run the base scenario under that name); a name the list lacks is the base scenario unchanged.
   let specs: VariantSpec[] =
     input.variants && input.variants.length > 0
-      ? input.variants.map(parseVariantFlag)
-      : fromFile.map((v) => ({ name: v.name, overrides: Object.entries(v.set).map(([k, val]) => `${k}=${overrideText(val)}`) }));
+      ? input.variants.map(parseVariantFlag).map((v) => (v.overrides.length === 0 ? fileSpecs.find((f) => f.name === v.name) ?? v : v))
+      : fileSpecs;
   if (input.only !== undefined) {
     const { only } = input;
     if (fromFile.length === 0) throw new UserError(`--variant ${only}: ${source} has no variants: list (simulate it without --variant)`);

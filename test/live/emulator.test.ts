@@ -20,6 +20,9 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
     assert.equal(promptTokens('abcdefghi'), 3);
     assert.equal(promptTokens([5, 6, 7]), 3);
     assert.equal(promptTokens(['abcd']), 1);
+    // Ids that cannot exist (1e300 passed as an integer, as did -0.0) are the client's error, param 'prompt'.
+    for (const ids of [[1e300], [5e20, 1], [-0], [2 ** 31]]) assert.equal((promptTokens(ids) as { param: string }).param, 'prompt', JSON.stringify(ids));
+    assert.equal(promptTokens([0, 2 ** 31 - 1]), 2);
     assert.equal(chatTokens([{ role: 'user', content: 'abcd' }]), 3 + 4 + 1);
     assert.equal(chatTokens([{ role: 'user', content: [{ type: 'text', text: 'abcd' }, { type: 'image_url', image_url: { url: 'x' } }] }]), 3 + 4 + 1);
     assert.equal(chatTokens([{ role: 'assistant' }]), 3 + 4);

@@ -237,6 +237,9 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
       [['--url', 'http://127.0.0.1:1', '--model', MODEL, '--timeout', '5000000'], /^llmfleet: --timeout: expected a number of seconds ≤ 2147483 \(about 24\.8 days, the longest wait a Node timer holds\), got '5000000'$/m],
       [['--url', 'http://127.0.0.1:1', '--model', MODEL, '--timeout', '0'], /^llmfleet: --timeout: expected a number of seconds ≥ 0\.001, got '0'$/m],
       [['--url', 'http://127.0.0.1:1'], /--url: cannot list models at http:\/\/127\.0\.0\.1:1\/v1\/models .*pass --model/],
+      // A key with a line break or non-ASCII: every request 'failed (connection)' with exit 0 (or --url blamed).
+      [['--url', 'http://127.0.0.1:1', '--model', MODEL, '--api-key', 'abc\r\nX-Evil: 1'], /^llmfleet: --api-key: expected printable ASCII with no line breaks \(an HTTP header value\), got U\+000D at character 4/m],
+      [['--url', 'http://127.0.0.1:1', '--api-key', 'ключ'], /^llmfleet: --api-key: expected printable ASCII .* got U\+043A at character 1$/m],
     ] as const) {
       const r = await cli([...args, '--out', mkdtempSync(join(tmpdir(), 'llmfleet-replay-'))]);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);

@@ -45,6 +45,17 @@ test('loads the bundled comparison: three routers on one workload, same seed', (
   }
 });
 
+test('a bare --variant NAME picks the scenario\'s variant of that name (as simulate --variant does); an unknown bare name is the base', () => {
+  const s = loadComparison({ variants: ['jsq', 'round-robin', 'base', 'big:fleet.pools.0.count=5'] });
+  assert.deepEqual(s.variants.map((v) => [v.name, v.scenario.routing.policy]), [
+    ['jsq', 'jsq'],
+    ['round-robin', 'round-robin'],
+    ['base', s.base.routing.policy],
+    ['big', s.base.routing.policy],
+  ]);
+  assert.deepEqual(s.variants[0]!.overrides, ['routing.policy=jsq']);
+});
+
 test('--variant flags replace the scenario list; --set, --seed and --trace apply to every variant', () => {
   const s = loadComparison({ variants: ['a:fleet.pools.0.count=1', 'b:fleet.pools.0.count=5'], sets: ['workload.transforms.limit=50'], seed: 9, trace: { path: conv, format: 'azure' } });
   assert.deepEqual(s.variants.map((v) => [v.name, v.scenario.fleet.pools[0]!.count, v.scenario.seed, v.scenario.workload.transforms?.limit]), [

@@ -40,7 +40,7 @@ export function registerCompare(program: Command): void {
     .command('compare')
     .description('Run variants of a scenario on the same workload and seed in parallel; print a comparison table and write report.html')
     .option('--scenario <file>', 'scenario YAML, may hold a variants: list (default: the bundled scenarios/compare-routers.yaml)')
-    .option('--variant <name:path=value,...>', 'a variant: a name and scenario overrides, e.g. jsq:routing.policy=jsq (repeatable; replaces the scenario\'s variants)', collect, [])
+    .option('--variant <name:path=value,...>', 'a variant: a name and scenario overrides, e.g. jsq:routing.policy=jsq (repeatable; replaces the scenario\'s variants); a bare NAME picks the scenario\'s variant of that name (else the base scenario under that name)', collect, [])
     .option('--set <path=value>', 'override a field of the base scenario for every variant (repeatable)', collect, [])
     .option('--trace <file>', "replace the scenario's workload source with this trace (its transforms still apply)")
     .addOption(new Option('--trace-format <format>', 'format of --trace (default: detected from the header)').choices([...TRACE_FORMATS]))

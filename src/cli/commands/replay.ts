@@ -60,10 +60,11 @@ export function registerReplay(program: Command): void {
       const maxInFlight = parseIntFlag('--max-in-flight', o.maxInFlight);
       if (maxInFlight < 1) throw new UserError(`--max-in-flight: expected an integer ≥ 1, got '${o.maxInFlight}'`);
       const out = outDirFlag('--out', o.out);
+      const apiKey = apiKeyFlag(o.apiKey);
       const { scenario, baseDir } = loadScenario(scenarioFlags(o));
       // The same stream of requests `simulate` replays for this scenario and seed.
       const workload = openWorkload(scenario.workload, new Rng(scenario.seed).fork('workload'), baseDir);
-      const fallbackModel = o.model ?? (await firstServedModel(base, timeoutS, o.apiKey));
+      const fallbackModel = o.model ?? (await firstServedModel(base, timeoutS, apiKey));
       const modelOf = o.model !== undefined ? () => o.model! : (r: TraceRequest) => r.model ?? fallbackModel;
 
       const log = new RequestLog();
@@ -80,7 +81,7 @@ export function registerReplay(program: Command): void {
           timeoutS,
           maxInFlight,
           ignoreEos: o.ignoreEos,
-          apiKey: o.apiKey,
+          apiKey,
           modelOf,
           onResult: () => progress.set({ ended: ++ended }),
         });
@@ -174,3 +175,19 @@ function* countSent(src: Iterable<TraceRequest>, onEach: (r: TraceRequest) => vo
 
 const num = (v: number) => (Number.isFinite(v) ? String(v) : '');
 
+
+/**
+ * The key `replay` sends (`--api-key`, else $OPENAI_API_KEY; '' sends none), checked before anything is sent: an HTTP
+ * header value cannot hold line breaks, control characters or non-ASCII text, and undici refused such a key on every
+ * request ("failed (connection)", exit 0), or the model listing blamed --url.
+ */
+export function apiKeyFlag(flag: string | undefined): string {
+  const [key, where] = flag !== undefined ? [flag, '--api-key'] : [process.env.OPENAI_API_KEY ?? '', '$OPENAI_API_KEY'];
+  const bad = [...key].findIndex((ch) => ch < ' ' || ch > '~');
+  if (bad >= 0) {
+    const cp = key.codePointAt(bad)!;
+    throw new UserError(`${where}: expected printable ASCII with no line breaks (an HTTP header value), got U+${cp.toString(16).toUpperCase().padStart(4, '0')} at character ${bad + 1}` +
+      (cp === 10 || cp === 13 ? ' (a key read from a file with its line ending?)' : ''));
+  }
+  return key;
+}
