@@ -7,6 +7,7 @@ import { UserError } from '../../util/errors.ts';
 import { buildCoefficients, configsOf } from '../../optimize/joint-allocation/coefficients.ts';
 import { generateProblem } from '../../optimize/joint-allocation/generate.ts';
 import { buildMilp, checkMilpSize, MilpTooLargeError, type Encoding } from '../../optimize/joint-allocation/milp.ts';
+import { DEFAULT_LP_WORK } from '../../optimize/joint-allocation/agh.ts';
 import { SOLVERS, solveCoefficients, WARM_STARTS, type Plan, type SolverName, type WarmStart } from '../../optimize/joint-allocation/plan.ts';
 import { LIMITS, loadProblem, MAX_DIM, MAX_TRIPLES, type Problem } from '../../optimize/joint-allocation/problem.ts';
 import { describeHeadroom, parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
@@ -40,6 +41,7 @@ interface PlanFlags {
   caps?: string;
   simCheck?: string | true;
   warmStart?: string;
+  aghLpWork?: string;
 }
 
 /** Flags that only the robustness study reads (named in the error when given elsewhere). */
@@ -52,7 +54,7 @@ function onlyForRobustness(f: PlanFlags, where: string): void {
 }
 
 /** Flags only one plan reads (a study would ignore them), and flags only the studies read. */
-const ONE_PLAN_FLAGS = { problem: '--problem', generate: '--generate', solver: '--solver', encoding: '--encoding', boundTimeLimit: '--bound-time-limit', writeLp: '--write-lp', simCheck: '--sim-check' } as const;
+const ONE_PLAN_FLAGS = { problem: '--problem', generate: '--generate', solver: '--solver', encoding: '--encoding', boundTimeLimit: '--bound-time-limit', writeLp: '--write-lp', simCheck: '--sim-check', aghLpWork: '--agh-lp-work' } as const;
 const STUDY_FLAGS = { seeds: '--seeds', sizes: '--sizes' } as const;
 
 /** Rejects a flag given on the command line (not a default) that `where` would silently ignore. */
@@ -135,6 +137,9 @@ function checkExactSize(flag: string, c: Parameters<typeof checkMilpSize>[0], en
     throw e;
   }
 }
+
+/** --agh-lp-work's bound: 1e12 work units, hours of AGH. */
+const MAX_AGH_LP_WORK = 1e12;
 
 function parseWarmStart(v: string): WarmStart {
   if (!WARM_STARTS.includes(v as WarmStart)) throw new UserError(`--warm-start: expected one of ${WARM_STARTS.join(', ')}, got ${JSON.stringify(v)}`);
@@ -353,6 +358,7 @@ export function registerPlan(program: Command): void {
     .option('--time-limit <s>', `MILP time limit in seconds (plan: default 600 as in the paper; studies: per solve, default 30, robustness 60; not for sensitivity): HiGHS\'s time per solve, presolve included; building the model is not counted, nor the re-solves that confirm and diagnose an infeasible result, and HiGHS can overrun it on large models; at most ${MAX_TIME_LIMIT_S} (one week)`)
     .option('--bound-time-limit <s>', `heuristics: MILP seconds spent for a bound to report the gap (0 = skip; skipped with a note when the MILP is too large); when it proves the problem infeasible, the diagnosis of --solver milp is printed too (its re-solves not counted); at most ${MAX_TIME_LIMIT_S} (one week)`, '10')
     .option('--warm-start <from>', `--solver milp: start HiGHS from this plan (${WARM_STARTS.join(' or ')}; default agh: AGH's plan, found in under a second and counted in the solve time, so a plan stopped at the time limit is never worse than AGH's; none: a cold solve, as the studies' exact solver); plan study optimality: the reference MILP's start (default none)`)
+    .option('--agh-lp-work <n>', `AGH (--solver agh, and the MILP's start): the simplex work budget of its LP routing and deployment search (default ${DEFAULT_LP_WORK.toExponential(0)}, ≈ 0.3 s at (20,20,20); more finds cheaper plans on larger instances, in proportion more time; 0 = no LP routing; at most ${MAX_AGH_LP_WORK.toExponential(0)})`)
     .option('--encoding <enc>', 'MILP encoding: paper (McCormick, default) or compact (exact, smaller)', 'paper')
     .option('--out <dir>', 'write plan.json, problem.json and fleet.yaml (+ catalog.yaml for quantised tiers) here (studies: study-<name>.json)')
     .option('--write-lp <file>', 'write the MILP in CPLEX LP format')
@@ -384,6 +390,8 @@ export function registerPlan(program: Command): void {
       // Every flag before any folder is made or any work starts.
       if (!SOLVERS.includes(f.solver as SolverName)) throw new UserError(`--solver: expected one of ${SOLVERS.join(', ')}, got ${JSON.stringify(f.solver)}`);
       const warmStart = parseWarmStart(f.warmStart ?? 'agh');
+      const aghLpWork = f.aghLpWork !== undefined ? num('agh-lp-work', f.aghLpWork, { min: 0, max: MAX_AGH_LP_WORK, why: 'simplex work units; the default runs AGH in under a second' }) : undefined;
+      if (aghLpWork !== undefined && f.solver !== 'agh' && f.solver !== 'milp') throw new UserError(`--agh-lp-work: only for --solver agh or milp (its start), not --solver ${f.solver}`);
       if (f.warmStart !== undefined && f.solver !== 'milp') throw new UserError(`--warm-start: only for --solver milp, not --solver ${f.solver}`);
       if (f.encoding !== 'paper' && f.encoding !== 'compact') throw new UserError(`--encoding: expected paper or compact, got ${JSON.stringify(f.encoding)}`);
       nonEmptyFlag('--problem', f.problem, 'problem file (YAML or JSON)');
@@ -435,7 +443,7 @@ export function registerPlan(program: Command): void {
       }
       const plan = await solveCoefficients(c, {
         solver: f.solver as SolverName, seed, encoding, boundTimeLimitS: btl, ...(tl !== undefined ? { timeLimitS: tl } : {}),
-        ...(headroom ? { headroom } : {}), warmStart,
+        ...(headroom ? { headroom } : {}), warmStart, ...(aghLpWork !== undefined ? { aghLpWork } : {}),
       });
       printPlan(plan);
       if (f.out !== undefined) {

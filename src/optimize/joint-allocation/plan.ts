@@ -73,6 +73,8 @@ export interface PlanOptions {
   boundTimeLimitS?: number;
   /** [ours] Plan against inflated coefficients (`headroom.ts`); default none (the plain model). */
   headroom?: Headroom;
+  /** AGH's simplex work budget (`AghOptions.maxLpWork`, default DEFAULT_LP_WORK), for `agh` and the MILP's start. */
+  aghLpWork?: number;
   /** MILP: start HiGHS from AGH's plan (default 'agh'; 'none' is a cold solve, as the studies' exact solver). */
   warmStart?: WarmStart;
 }
@@ -242,7 +244,7 @@ async function runSolver(c: Coefficients, solver: SolverName, opts: PlanOptions)
     // GH and AGH do not plan against ζ < 1; `honourUnservedCaps` re-routes a plan of theirs that breaks a cap
     // with u ≤ ζ (no-op with every ζ_i = 1, as in every study).
     case 'gh': a = await honourUnservedCaps(c, greedy(c).toAllocation()); break;
-    case 'agh': a = await runAgh(c, opts.seed ?? 0, notes); break;
+    case 'agh': a = await runAgh(c, opts, notes); break;
     case 'agh-a2': {
       const r = agh(c, { seed: opts.seed ?? 0, exact: true });
       a = await honourUnservedCaps(c, r.state.toAllocation());
@@ -262,8 +264,8 @@ async function runSolver(c: Coefficients, solver: SolverName, opts: PlanOptions)
 }
 
 /** AGH's plan, re-routed under the unserved caps ζ (GH and AGH do not plan against ζ < 1). */
-async function runAgh(c: Coefficients, seed: number, notes: string[]): Promise<Allocation> {
-  const r = agh(c, { seed });
+async function runAgh(c: Coefficients, opts: PlanOptions, notes: string[]): Promise<Allocation> {
+  const r = agh(c, { seed: opts.seed ?? 0, ...(opts.aghLpWork !== undefined ? { maxLpWork: opts.aghLpWork } : {}) });
   let a = await honourUnservedCaps(c, r.state.toAllocation());
   notes.push(`AGH ran ${r.orderingsRun} orderings; best was #${r.bestOrdering}`);
   if (hasUnservedCaps(c)) {
@@ -293,7 +295,7 @@ async function runMilp(c: Coefficients, opts: PlanOptions): Promise<RawSolve> {
   let start: Allocation | null = null;
   let warmStart: NonNullable<Plan['milp']>['warmStart'] = null;
   if ((opts.warmStart ?? 'agh') === 'agh') {
-    const a = await runAgh(c, opts.seed ?? 0, []);
+    const a = await runAgh(c, opts, []);
     const ev = evaluate(c, a);
     const seconds = (performance.now() - t0) / 1000;
     if (ev.feasible) {

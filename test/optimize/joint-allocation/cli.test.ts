@@ -44,6 +44,9 @@ test('llmfleet plan rejects a bad flag with exit 2 and one line', () => {
   const g = cli(['--generate', '3,3,3', '--solver', 'agh', '--warm-start', 'none']);
   assert.equal(g.status, 2);
   assert.match(g.stderr, /--warm-start: only for --solver milp, not --solver agh/);
+  const lw = cli(['--generate', '3,3,3', '--solver', 'gh', '--agh-lp-work', '1e9']);
+  assert.equal(lw.status, 2);
+  assert.match(lw.stderr, /--agh-lp-work: only for --solver agh or milp \(its start\), not --solver gh/);
   const st = cli(['study', 'runtime', '--warm-start', 'none']);
   assert.equal(st.status, 2);
   assert.match(st.stderr, /--warm-start: only for plan study optimality, not plan study runtime/);

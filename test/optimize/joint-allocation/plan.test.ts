@@ -85,3 +85,13 @@ test('the MILP starts from AGH\'s plan by default (recorded in plan.json), and c
   assert.equal(warm.status, 'optimal');
   assert.ok(Math.abs(warm.objective! - cold.objective!) <= 1e-4 * cold.objective!);
 });
+
+test('aghLpWork sets AGH\'s LP budget: a larger one finds the cheaper plan that AGH with that budget finds', async () => {
+  const p = generateProblem(10, 10, 10, 6);
+  const c = buildCoefficients(p);
+  const base = await solvePlan(p, { solver: 'agh', seed: 6 });
+  const more = await solvePlan(p, { solver: 'agh', seed: 6, aghLpWork: 1e9 });
+  assert.ok(Math.abs(base.objective! - evaluate(c, agh(c, { seed: 6 }).state.toAllocation()).objective) < 1e-9);
+  assert.ok(Math.abs(more.objective! - evaluate(c, agh(c, { seed: 6, maxLpWork: 1e9 }).state.toAllocation()).objective) < 1e-9);
+  assert.ok(more.objective! < base.objective! * 0.95, `${more.objective} vs ${base.objective}`);
+});
