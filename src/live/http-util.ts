@@ -16,10 +16,15 @@ export function sendError(res: ServerResponse, status: number, message: string, 
 export const SERVER_ROUTES: ReadonlyMap<string, string> = new Map([
   ['/v1/completions', 'POST'],
   ['/v1/chat/completions', 'POST'],
-  ['/v1/models', 'GET'],
-  ['/metrics', 'GET'],
-  ['/health', 'GET'],
+  ['/v1/models', 'GET, HEAD'],
+  ['/metrics', 'GET, HEAD'],
+  ['/health', 'GET, HEAD'],
 ]);
+
+/** GET, or HEAD (RFC 9110 §9.3.2: wherever GET is; node:http sends a HEAD response's headers without its body). */
+export function isGet(method: string | undefined): boolean {
+  return method === 'GET' || method === 'HEAD';
+}
 
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);

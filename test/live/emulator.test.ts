@@ -237,6 +237,13 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
       assert.equal(get.headers.get('allow'), 'POST');
       const models = (await (await fetch(`${e.url}/v1/models`)).json()) as { data: { id: string }[] };
       assert.equal(models.data[0]!.id, MODEL);
+      // HEAD wherever GET is (load-balancer health probes): 200 with no body; it was a 405.
+      for (const route of ['/health', '/v1/models', '/metrics']) {
+        const head = await fetch(`${e.url}${route}`, { method: 'HEAD' });
+        assert.equal(head.status, 200, route);
+        assert.equal(await head.text(), '');
+      }
+      assert.equal((await fetch(`${e.url}/health`, { method: 'DELETE' })).headers.get('allow'), 'GET, HEAD');
     } finally {
       await e.close();
     }

@@ -110,6 +110,9 @@ describe('gateway over emulators (loopback, openai client)', { timeout: 40_000 }
       assert.match(plain.body.error.message, /Content-Type must be application\/json, got 'text\/plain;charset=UTF-8'/);
       assert.equal((await post(JSON.stringify({ model: MODEL, prompt: 'x', max_tokens: 1 }), { 'content-type': 'application/json; charset=utf-8' })).status, 200);
       assert.equal((await fetch(`${f.gw.url}/v1/completions`)).status, 405);
+      const head = await fetch(`${f.gw.url}/health`, { method: 'HEAD' });
+      assert.equal(head.status, 200); // HEAD wherever GET is; it was a 405
+      assert.equal(await head.text(), '');
       assert.equal((await fetch(`${f.gw.url}/v2/nothing`)).status, 404);
       await assert.rejects(f.client.completions.create({ model: 'nope', prompt: 'x' }), (e: unknown) => e instanceof OpenAI.NotFoundError);
     } finally {

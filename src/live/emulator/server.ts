@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { UserError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { scaledClock, type LiveClock } from '../clock.ts';
-import { BodyTooLarge, listen, nonJsonContentType, parseJsonObject, readBody, sendError, sendJson, SERVER_ROUTES } from '../http-util.ts';
+import { BodyTooLarge, isGet, listen, nonJsonContentType, parseJsonObject, readBody, sendError, sendJson, SERVER_ROUTES } from '../http-util.ts';
 import { syntheticToken } from '../tokens.ts';
 import { completionFields } from '../openai-request.ts';
 import { timerMs } from '../timers.ts';
@@ -159,18 +159,19 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
   const server: Server = createServer((req, res) => {
     const url = req.url ?? '/';
     const path = url.indexOf('?') >= 0 ? url.slice(0, url.indexOf('?')) : url;
-    if (req.method === 'GET' && path === '/health') {
+    const get = isGet(req.method);
+    if (get && path === '/health') {
       if (ready) res.writeHead(200).end();
       else sendError(res, 503, 'model is loading', 'ServiceUnavailable');
       return;
     }
-    if (req.method === 'GET' && path === '/metrics') {
+    if (get && path === '/metrics') {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
       res.end(backend.renderMetrics(servedName));
       return;
     }
     if (!ready) return sendError(res, 503, 'model is loading', 'ServiceUnavailable');
-    if (req.method === 'GET' && path === '/v1/models') {
+    if (get && path === '/v1/models') {
       const created = Math.floor(Date.now() / 1000);
       const data = servedNames.map((id) => ({ id, object: 'model', created, owned_by: 'llmfleet-emulator', root: opts.model, parent: null, max_model_len: backend.contextLength }));
       return sendJson(res, 200, { object: 'list', data });

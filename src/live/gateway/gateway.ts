@@ -8,7 +8,7 @@ import type { ArrivalStats } from '../../policy/scaling/types.ts';
 import { ConfigError, invariant } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { scaledClock, type LiveClock } from '../clock.ts';
-import { BodyTooLarge, listen, readBody, sendError, sendJson, SERVER_ROUTES } from '../http-util.ts';
+import { BodyTooLarge, isGet, listen, readBody, sendError, sendJson, SERVER_ROUTES } from '../http-util.ts';
 import { AdmissionQueue } from './admission.ts';
 import type { GatewayConfig } from './config.ts';
 import { excluding, LiveFleet, LiveRequest, type LiveBackend } from './live-fleet.ts';
@@ -599,7 +599,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
       handleCompletion(req, res, path, arrivalMs).catch((e: unknown) => sendError(res, 500, `gateway error: ${(e as Error).message}`, 'api_error'));
       return;
     }
-    if (req.method === 'GET' && path === '/metrics') {
+    if (isGet(req.method) && path === '/metrics') {
       metrics.registry.metrics().then(
         (text) => {
           res.writeHead(200, { 'content-type': metrics.registry.contentType });
@@ -609,13 +609,13 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
       );
       return;
     }
-    if (req.method === 'GET' && path === '/health') {
+    if (isGet(req.method) && path === '/health') {
       const up = !draining && models.every((m) => fleet.ready(m).length > 0);
       fleet.now = clock.nowS();
       const backends = fleet.instances.filter((b) => !b.removed).map((b) => ({ url: b.url, model: b.model, state: b.state, health: fleet.health(b, cfg.health.startupGraceS), inflight: b.inflight }));
       return sendJson(res, up ? 200 : 503, { status: draining ? 'draining' : up ? 'ok' : 'degraded', backends });
     }
-    if (req.method === 'GET' && path === '/v1/models') {
+    if (isGet(req.method) && path === '/v1/models') {
       const data = [...poolOfName].map(([id, pool]) => ({ id, object: 'model', created: 0, owned_by: 'llmfleet', root: pool, parent: id === pool ? null : pool }));
       return sendJson(res, 200, { object: 'list', data });
     }
