@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, type Option } from 'commander';
 import { UserError } from '../util/errors.ts';
 
 type Register = (program: Command) => void;
@@ -27,8 +27,26 @@ export async function buildProgram(only?: string): Promise<Command> {
     .exitOverride();
   const names = only !== undefined && Object.hasOwn(COMMANDS, only) ? [only] : Object.keys(COMMANDS);
   for (const name of names) (await COMMANDS[name]!())(program);
-  for (const c of program.commands) c.exitOverride();
+  // `rawArgs` (the argv given to parse) is set by commander but not in its type declarations.
+  const argvOf = (p: Command) => (p as unknown as { rawArgs: string[] }).rawArgs.slice(2);
+  for (const c of program.commands) c.exitOverride().hook('preAction', (_cmd, action) => refuseRepeatedFlags(action.options as readonly Option[], argvOf(program)));
   return program;
+}
+
+/**
+ * A flag that takes one value, given twice (`--trace a.csv --trace b.csv`, `--seed 1 --seed 2`): commander keeps the
+ * last and the run silently ignored the first; it is an error. Repeatable flags (a list default, variadic, or
+ * "repeatable" in their help, as every accumulating flag here says) and on/off switches may repeat.
+ */
+export function refuseRepeatedFlags(options: readonly Option[], args: readonly string[]): void {
+  const end = args.indexOf('--');
+  const tokens = end < 0 ? args : args.slice(0, end);
+  for (const o of options) {
+    if (!(o.required || o.optional) || o.variadic || Array.isArray(o.defaultValue) || /\brepeatable\b/.test(o.description)) continue;
+    const names = [o.long, o.short].filter((n): n is string => n !== undefined);
+    const given = tokens.filter((t) => names.some((n) => t === n || t.startsWith(`${n}=`)));
+    if (given.length > 1) throw new UserError(`${o.long ?? o.short}: given ${given.length} times; it takes one value (the run would use only the last)`);
+  }
 }
 
 /** Entry point: user mistakes exit 2 with one line; bugs keep their stack and exit 1. */

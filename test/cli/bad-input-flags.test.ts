@@ -95,3 +95,15 @@ test('forecast --types out of range names --types; timestamps that collapse to o
   writeFileSync(dup, 'timestamp_s,value\n60,1\n60.0,2\n');
   assert.equal(oneLine(cli(['forecast', '--series', dup, '--horizon', '2', '--out', join(dir, 'o')]), 'dup'), `${dup}:3 timestamp_s: expected a timestamp after 60 (rows must be sorted, no duplicates), got 60`);
 });
+
+test('a one-value flag given twice is refused (commander kept the last: --trace a --trace b replayed only b); repeatable flags may repeat', () => {
+  const out = join(tmp(), 'o');
+  const cases: [string[], string][] = [
+    [['simulate', '--trace', CONV, '--trace', CONV, '--out', out], '--trace: given 2 times; it takes one value (the run would use only the last)'],
+    [['simulate', '--seed', '1', '--seed=2', '--out', out], '--seed: given 2 times; it takes one value (the run would use only the last)'],
+    [['plan', '--generate', '3,3,3', '--solver', 'agh', '--solver', 'gh'], '--solver: given 2 times; it takes one value (the run would use only the last)'],
+  ];
+  for (const [args, msg] of cases) assert.equal(oneLine(cli(args), args.join(' ')), msg);
+  const ok = cli(['simulate', '--set', 'workload.transforms.limit=20', '--set', 'seed=3', '--no-report', '--quiet', '--out', out]);
+  assert.equal(ok.status, 0, ok.stderr);
+});
