@@ -31,6 +31,7 @@ test('emulate: a catalog-only model without --catalog, or a missing or bad --cat
     [['--model', 'qwen2.5-7b', '--hardware', 'b200', '--catalog', join(dir, 'missing.yaml')], /missing\.yaml: expected a readable catalog YAML file, got "ENOENT/],
     [['--model', 'qwen2.5-7b', '--hardware', 'b200', '--catalog', join(dir, 'bad.yaml')], /bad\.yaml:2 hardware\.b200\.kind: expected /],
     [['--model', 'qwen2.5-7b', '--hardware', 'b200', '--catalog', catalog, '--tp', '8'], /--tp: 8 does not divide qwen2\.5-7b's 28 attention heads/],
+    [['--model', 'llama3.1-8b', '--hardware', 'h100-80gb', '--served-name', 'a', '--served-name', 'a'], /--served-name: 'a' given twice; expected distinct model names/],
   ];
   for (const [args, message] of cases) {
     const r = spawnSync(process.execPath, [BIN, 'emulate', '--port', '0', ...args], { encoding: 'utf8', timeout: 30_000 });

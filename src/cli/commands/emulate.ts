@@ -49,16 +49,18 @@ export function registerEmulate(program: Command): void {
       // An empty --host would listen on every interface, an empty --served-name serve a model with id ''.
       const host = nonEmptyFlag('--host', o.host, 'listen address');
       const servedNames = o.servedName.length === 0 ? undefined : o.servedName.map((n) => nonEmptyFlag('--served-name', n, 'model name'));
-      const port = parseIntFlag('--port', o.port);
+      const twice = servedNames?.find((n, i) => servedNames.indexOf(n) !== i);
+      if (twice !== undefined) throw new UserError(`--served-name: '${twice}' given twice; expected distinct model names (as the gateway's pools[].aliases)`);
+      const port = parseIntFlag('--port', o.port, 0, 65535);
       if (port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got ${port}`);
-      const tp = parseIntFlag('--tp', o.tp);
+      const tp = parseIntFlag('--tp', o.tp, 1);
       if (tp < 1) throw new UserError(`--tp: expected an integer ≥ 1, got ${tp}`);
       const timeScale = parseTimeScaleFlag('--time-scale', o.timeScale);
       const errorRate = parseNumberFlag('--error-rate', o.errorRate, 0);
       if (errorRate > 1) throw new UserError(`--error-rate: expected a fraction in [0, 1], got ${errorRate}`);
       const intAtLeast = (min: number, flag: string, v: string | undefined) => {
         if (v === undefined) return undefined;
-        const n = parseIntFlag(flag, v);
+        const n = parseIntFlag(flag, v, min);
         if (n < min) throw new UserError(`${flag}: expected an integer ≥ ${min}, got ${n}`);
         return n;
       };
