@@ -50,11 +50,20 @@ export function outDirFlag(flag: string, v: string): string {
   return prepareOutDir(flag, resolve(nonEmptyFlag(flag, v, 'output folder')));
 }
 
-/** An integer flag; past ±(2^53 − 1) a double no longer holds the integer typed, so those are refused as such. */
-export function parseIntFlag(flag: string, v: string): number {
+/**
+ * An integer flag; past ±(2^53 − 1) a double no longer holds the integer typed, so those are refused as such.
+ * `min` and `max` are the flag's own range, named in that refusal (`--kv-blocks 99999999999999999999`: "an
+ * integer from 1 to 9007199254740991", not from −9007199254740991); a value inside ±(2^53 − 1) but outside them is
+ * left to the caller, whose message says why.
+ */
+export function parseIntFlag(flag: string, v: string, min = -Number.MAX_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER): number {
   if (!/^-?\d+$/.test(v.trim())) throw new UserError(`${flag}: expected an integer, got '${v}'`);
   const n = Number(v);
-  if (!Number.isSafeInteger(n)) throw new UserError(`${flag}: expected an integer from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER} (2^53 − 1), got '${v.trim()}'`);
+  if (!Number.isSafeInteger(n)) {
+    const lo = Math.max(min, -Number.MAX_SAFE_INTEGER);
+    const hi = Math.min(max, Number.MAX_SAFE_INTEGER);
+    throw new UserError(`${flag}: expected an integer from ${lo} to ${hi}${hi === Number.MAX_SAFE_INTEGER ? ' (2^53 − 1)' : ''}, got '${v.trim()}'`);
+  }
   return n;
 }
 

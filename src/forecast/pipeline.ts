@@ -9,7 +9,7 @@ export type ModelChoice = ForecasterName | 'auto';
 export interface RunOptions {
   model: ModelChoice;
   horizon: number;
-  /** Last points kept out of fitting and scored against the forecast (0 = forecast past the end). */
+  /** Last points kept out of fitting and scored against the forecast (0 = forecast past the end); at most `horizon`. */
   holdout: number;
   stepS: number;
   /** Seasonal period in points; default: one day in points when the series holds two days, else none. */
@@ -41,6 +41,16 @@ export interface RunResult {
 }
 
 /**
+ * The refusal of a holdout longer than the horizon: the forecast covers only the first `horizon` held-out points, so
+ * the rest would be neither fitted nor scored (they were dropped silently). `dashes` is '--' for the CLI's flags.
+ * The rolling-origin backtest (`--folds`) runs on the training part only, so it does not use them either.
+ */
+export function holdoutPastHorizon(dashes: '' | '--', holdout: number, horizon: number): string {
+  const n = holdout - horizon;
+  return `${dashes}holdout ${holdout}: more than ${dashes}horizon ${horizon}; the last ${n} point${n === 1 ? '' : 's'} would be neither fitted nor scored (use ${dashes}holdout ≤ ${dashes}horizon)`;
+}
+
+/**
  * The `forecast` command's library half: split off the holdout, choose the model (auto: rolling-origin
  * backtest on the training part only, so the holdout never leaks into the choice), fit, forecast, score.
  */
@@ -48,6 +58,7 @@ export function runForecast(values: readonly number[], o: RunOptions): RunResult
   if (!Number.isInteger(o.horizon) || o.horizon < 1) throw new UserError(`horizon: expected an integer ≥ 1, got ${o.horizon}`);
   if (!Number.isInteger(o.holdout) || o.holdout < 0) throw new UserError(`holdout: expected an integer ≥ 0, got ${o.holdout}`);
   if (o.holdout >= values.length) throw new UserError(`holdout: ${o.holdout} points leaves nothing to fit (series has ${values.length})`);
+  if (o.holdout > o.horizon) throw new UserError(holdoutPastHorizon('', o.holdout, o.horizon));
   const train = values.slice(0, values.length - o.holdout);
   const actual = values.slice(values.length - o.holdout, values.length - o.holdout + o.horizon);
   const periods = o.period !== undefined ? [o.period] : candidatePeriods(o.stepS).filter((p) => train.length >= 2 * p + 2);

@@ -5,9 +5,25 @@ import { SCALER_NAMES } from '../policy/scaling/registry.ts';
 import { queueOrders } from '../policy/scheduling/registry.ts';
 import { workloadSchema } from '../workload/schema.ts';
 import { lengthPredictors, type LengthPredictorName } from '../forecast/length/registry.ts';
+import { MAX_TRACE_ARRIVAL_S } from '../workload/fields.ts';
 
 const posInt = z.number().int().positive();
-const seconds = z.number().min(0).finite();
+/**
+ * Upper bounds of the scenario's durations. Every one of them moves a simulated time forward (an arrival at an
+ * instance, an instance ready, an action, a cooldown's end); past about 1e10 s a double is too coarse for the
+ * latencies measured (routing.dispatchDelayS 1e300 gave TPOT 0 and 6.8e297 USD, 1e9 a 5,000,000-row timeline
+ * error blaming output.timelineIntervalS). So: any time or duration at most MAX_TRACE_ARRIVAL_S (1e10 s, the
+ * trace readers' limit on arrivals), and tighter where a physical maximum is plain: a delay every request pays
+ * (gateway, network, migration stall) at most a day, a VM acquisition, model load or spot reclaim at most a week.
+ */
+export const MAX_SCENARIO_S = MAX_TRACE_ARRIVAL_S;
+export const MAX_REQUEST_DELAY_S = 86_400;
+export const MAX_LEAD_TIME_S = 7 * 86_400;
+const seconds = z.number().min(0).max(MAX_SCENARIO_S, 's (about 317 years, the longest trace span; past it a double is too coarse for the latencies simulated)');
+/** A delay every request (or migration) pays on its way: a day is far past any gateway, network or stall. */
+const requestDelay = z.number().min(0).max(MAX_REQUEST_DELAY_S, 's (one day; far past any gateway, network or migration delay)');
+/** Provisioning and spot lead times: a week is far past any VM acquisition or model load (papers: minutes to 2 h). */
+const leadSeconds = z.number().min(0).max(MAX_LEAD_TIME_S, 's (one week; VM acquisition and model loads take minutes to hours)');
 
 /** Iteration-level batching of one instance (fields without defaults, so a pool can override a subset). */
 const engineFields = {
@@ -86,9 +102,9 @@ export const poolSchema = z
 export const networkSchema = z
   .object({
     /** Seconds between any two different regions (requests or pools without a region pay nothing). */
-    crossRegionS: seconds.default(0),
+    crossRegionS: requestDelay.default(0),
     /** Per pair, `latencyS[origin][serving]` seconds; overrides `crossRegionS` (a same-region pair may be listed too). */
-    latencyS: z.record(z.string(), z.record(z.string(), seconds)).default({}),
+    latencyS: z.record(z.string(), z.record(z.string(), requestDelay)).default({}),
   })
   .strict();
 
@@ -99,17 +115,17 @@ export const networkSchema = z
  */
 export const leadTimeDistSchema = z
   .object({
-    median: z.number().positive().finite(),
-    max: z.number().positive().finite(),
+    median: z.number().positive().max(MAX_LEAD_TIME_S, 's (one week; VM acquisition and model loads take minutes to hours)'),
+    max: z.number().positive().max(MAX_LEAD_TIME_S, 's (one week; VM acquisition and model loads take minutes to hours)'),
     sigma: z.number().positive().finite().optional(),
   })
   .strict()
   .refine((d) => d.median <= d.max, { path: ['max'], message: 'a max ≥ median' });
-export const leadTimeSchema = z.union([seconds, leadTimeDistSchema], {
+export const leadTimeSchema = z.union([leadSeconds, leadTimeDistSchema], {
   error: (iss) =>
     iss.input !== null && typeof iss.input === 'object'
-      ? '{ median, max, sigma? } with positive numbers of seconds (median ≤ max)'
-      : 'a number of seconds ≥ 0 or { median, max, sigma? }',
+      ? `{ median, max, sigma? } with positive numbers of seconds ≤ ${MAX_LEAD_TIME_S} (median ≤ max)`
+      : `a number of seconds ≥ 0 and ≤ ${MAX_LEAD_TIME_S} (one week) or { median, max, sigma? }`,
 });
 
 export const spotSchema = z
@@ -129,7 +145,7 @@ export const spotSchema = z
      * without them takes `remoteWeightsS` instead of `otherModelS` (paper: ≈ 2 h), on a reclaimed or a fresh VM.
      */
     weightsRegions: z.record(z.string(), z.array(z.string())).default({}),
-    remoteWeightsS: seconds.default(7200),
+    remoteWeightsS: leadSeconds.default(7200),
     /** What a donated instance earns per hour in the spot market (USD); the paper gives no price. */
     revenueUsdPerInstanceHour: z.number().min(0).default(0),
     /** Donated instances at t = 0. */
@@ -189,7 +205,7 @@ export const scenarioSchema = z
       .object({
         pools: z.array(poolSchema).min(1),
         provisioning: z
-          .object({ vmAcquireS: seconds.default(120), modelLoadS: seconds.default(60) })
+          .object({ vmAcquireS: leadSeconds.default(120), modelLoadS: leadSeconds.default(60) })
           .strict()
           .default({ vmAcquireS: 120, modelLoadS: 60 }),
         /**
@@ -220,7 +236,7 @@ export const scenarioSchema = z
          * Default 0 (our routers' decisions take microseconds); PreServe measured 45.6 ms per request, 35.9 of them
          * its DistilBERT length predictor (paper RQ4): `--set routing.dispatchDelayS=0.0456` charges that.
          */
-        dispatchDelayS: z.number().min(0).default(0),
+        dispatchDelayS: requestDelay.default(0),
       })
       .strict()
       .default({ policy: 'round-robin', options: {}, perPolicy: {}, dispatchDelayS: 0 }),
@@ -329,7 +345,7 @@ export const scenarioSchema = z
     migration: z
       .object({
         bandwidthGBps: z.number().positive().default(10),
-        stallS: seconds.default(0.02),
+        stallS: requestDelay.default(0.02),
         lastStageMaxBlocks: posInt.default(16),
         maxStages: posInt.default(3),
       })

@@ -162,7 +162,8 @@ export function describeIssue(iss: z.core.$ZodIssue): string {
       return `${iss.origin === 'array' ? 'at least' : iss.inclusive ? '≥' : '>'} ${String(iss.minimum)}${iss.origin === 'array' ? ' items' : ''}`;
     case 'too_big':
       if (iss.origin === 'string') return `a string of at most ${String(iss.maximum)} characters`;
-      return `${iss.origin === 'array' ? 'at most' : iss.inclusive ? '≤' : '<'} ${String(iss.maximum)}${iss.origin === 'array' ? ' items' : ''}`;
+      // A schema's own message on `.max(n, 'unit (why)')` follows the bound: "≤ 86400 s (one day; …)".
+      return `${iss.origin === 'array' ? 'at most' : iss.inclusive ? '≤' : '<'} ${String(iss.maximum)}${iss.origin === 'array' ? ' items' : ''}${iss.message && !iss.message.startsWith('Too big') ? ` ${iss.message}` : ''}`;
     default:
       return iss.message;
   }

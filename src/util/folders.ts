@@ -1,5 +1,6 @@
-import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { accessSync, closeSync, constants, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { dirname, join, resolve } from 'node:path';
 import { UserError } from './errors.ts';
 
 /**
@@ -35,13 +36,26 @@ export function prepareOutDir(flag: string, dir: string): string {
       }
     }
     accessSync(dir, constants.W_OK);
+    probeWrite(dir);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
     const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'it (or a parent) is a file, not a folder'
       : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
       : code === 'ENOENT' ? 'cannot create a folder there (ENOENT)'
+      : code === 'EROFS' ? 'read-only file system'
       : code;
     throw new UserError(`${flag} ${dir}: cannot write there: ${why}`);
   }
   return dir;
+}
+
+/**
+ * Creates and removes an empty file in `dir`: access(W_OK) looks only at permission bits, which root passes
+ * everywhere, so `calibrate --out /sys/kernel` ran its whole fit and failed only on writing calibration.json
+ * (sysfs refuses new files whatever the mode bits say). Throws the creation's error (EACCES, EROFS, …).
+ */
+function probeWrite(dir: string): void {
+  const probe = join(dir, `.llmfleet-write-check-${process.pid}-${randomBytes(4).toString('hex')}`);
+  closeSync(openSync(probe, 'wx'));
+  unlinkSync(probe);
 }

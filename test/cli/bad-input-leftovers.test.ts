@@ -169,3 +169,41 @@ test('number flags read decimal notation only, like plan and the trace readers (
   assert.match(emulate('--startup-delay', '0x10'), /^--startup-delay: expected a number of seconds/);
   assert.match(emulate('--time-scale', '0x10'), /^--time-scale: expected a number > 0/);
 });
+
+test('routing.dispatchDelayS is at most a day (1e300 ran: TPOT 0, 6.8e297 USD; 1e9 blamed output.timelineIntervalS)', () => {
+  const out = join(tmp(), 'o');
+  for (const v of ['1e300', '1e9']) {
+    const r = runCli(['simulate', '--set', 'workload.transforms.limit=20', '--set', `routing.dispatchDelayS=${v}`, '--no-report', '--quiet', '--out', out]);
+    assert.equal(oneLine(r, v), `--set routing.dispatchDelayS=${v} routing.dispatchDelayS: expected ≤ 86400 s (one day; far past any gateway, network or migration delay), got ${Number(v) === 1e300 ? '1e+300' : '1000000000'}`);
+  }
+  const r = runCli(['simulate', '--set', 'workload.transforms.limit=20', '--set', 'fleet.provisioning.vmAcquireS=1e300', '--no-report', '--quiet', '--out', out]);
+  assert.match(oneLine(r, 'vmAcquireS'), /^--set fleet\.provisioning\.vmAcquireS=1e300 fleet\.provisioning\.vmAcquireS: expected ≤ 604800 s \(one week;/);
+});
+
+test('integer flags past 2^53 − 1 give the flag\'s own range (they all said "from -9007199254740991")', () => {
+  const dir = tmp();
+  const s = join(dir, 's.csv');
+  writeFileSync(s, 'timestamp_s,value\n' + Array.from({ length: 60 }, (_, i) => `${i * 60},${(i % 24) + 1}`).join('\n') + '\n');
+  const big = '99999999999999999999';
+  const emulate = (flag: string, v: string) => oneLine(runCli(['emulate', '--model', 'llama3.1-8b', '--hardware', 'h100-80gb', flag, v]), `${flag} ${v}`);
+  assert.equal(emulate('--kv-blocks', big), `--kv-blocks: expected an integer from 1 to 9007199254740991 (2^53 − 1), got '${big}'`);
+  assert.equal(emulate('--stall-after-tokens', big), `--stall-after-tokens: expected an integer from 0 to 9007199254740991 (2^53 − 1), got '${big}'`);
+  assert.equal(emulate('--stall-after-tokens', `-${big}`), `--stall-after-tokens: expected an integer from 0 to 9007199254740991 (2^53 − 1), got '-${big}'`);
+  assert.equal(emulate('--port', big), `--port: expected an integer from 0 to 65535, got '${big}'`);
+  assert.equal(emulate('--seed', big), `--seed: expected an integer from -9007199254740991 to 9007199254740991 (2^53 − 1), got '${big}'`);
+  const forecast = (...args: string[]) => oneLine(runCli(['forecast', '--series', s, '--horizon', '2', ...args, '--out', join(dir, 'o')]), args.join(' '));
+  assert.equal(forecast('--holdout', big), `--holdout: expected an integer from 0 to 9007199254740991 (2^53 − 1), got '${big}'`);
+  assert.equal(forecast('--folds', big), `--folds: expected an integer from 1 to 1000, got '${big}'`);
+  assert.equal(oneLine(runCli(['forecast', '--series', s, '--horizon', big, '--out', join(dir, 'o')]), 'horizon'), `--horizon: expected an integer from 1 to 1000000, got '${big}'`);
+});
+
+test('forecast --holdout longer than --horizon is refused (the points past the horizon were neither fitted nor scored, silently)', () => {
+  const dir = tmp();
+  const s = join(dir, 's.csv');
+  writeFileSync(s, 'timestamp_s,value\n' + Array.from({ length: 300 }, (_, i) => `${i * 60},${(i % 24) + 1}`).join('\n') + '\n');
+  const run = (...args: string[]) => runCli(['forecast', '--series', s, '--model', 'seasonal-naive', '--period', '24', ...args, '--out', join(dir, 'o')]);
+  assert.equal(oneLine(run('--horizon', '1', '--holdout', '100'), '100 > 1'), '--holdout 100: more than --horizon 1; the last 99 points would be neither fitted nor scored (use --holdout ≤ --horizon)');
+  assert.equal(oneLine(run('--horizon', '5', '--holdout', '6', '--folds', '3'), '6 > 5'), '--holdout 6: more than --horizon 5; the last 1 point would be neither fitted nor scored (use --holdout ≤ --horizon)');
+  // Equal, or shorter (the forecast runs past the series' end), still run.
+  for (const [h, k] of [['5', '5'], ['5', '2']]) assert.equal(run('--horizon', h!, '--holdout', k!).status, 0, `horizon ${h} holdout ${k}`);
+});

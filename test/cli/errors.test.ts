@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, realpathSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { refusedInOneLine, runCli } from '../helpers/cli.ts';
@@ -20,6 +20,24 @@ test('an --out under /proc exits 2 with one line instead of looping forever in m
     const err = oneLine(cli([...args, '--out', out]), args[0]!);
     assert.ok(err.startsWith(`llmfleet: --out ${out}: cannot write there: `), err);
   }
+});
+
+// Root passes access(W_OK) everywhere; sysfs still refuses new files. As root, the old check let calibrate run its
+// whole fit, print it, and fail on calibration.json without naming --out (simulate on summary.json alike).
+test('an --out that passes access(W_OK) but takes no files (/sys/kernel) is refused up front, before any work or output', { skip: !existsSync('/sys/kernel') && 'no /sys' }, () => {
+  const cases: string[][] = [['calibrate'], ['calibrate', '--steps'], ['simulate', '--set', 'workload.transforms.limit=50', '--no-report', '--quiet']];
+  for (const args of cases) {
+    const r = cli([...args, '--out', '/sys/kernel']);
+    assert.equal(oneLine(r, args.join(' ')), 'llmfleet: --out /sys/kernel: cannot write there: permission denied\n');
+    assert.equal(r.stdout, '', `${args.join(' ')}: nothing printed before the refusal`);
+  }
+});
+
+test('the --out write check leaves nothing behind in the folder', () => {
+  const out = tmp();
+  const r = cli(['calibrate', '--out', out]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(readdirSync(out), ['calibration.json']);
 });
 
 test('an --out several levels below an existing folder is made level by level', () => {

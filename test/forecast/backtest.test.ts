@@ -67,6 +67,17 @@ test('without a holdout the metrics come from the rolling-origin backtest', () =
   assert.throws(() => runForecast(y, { model: 'arima', horizon: 24, holdout: y.length, stepS: 600 }), /leaves nothing to fit/);
 });
 
+test('a holdout longer than the horizon is refused: the points past the horizon were neither fitted nor scored', () => {
+  const y = syntheticSeries({ points: 300, seed: 6 }).values;
+  assert.throws(
+    () => runForecast(y, { model: 'seasonal-naive', period: 24, horizon: 1, holdout: 100, stepS: 600 }),
+    (e: Error) => e instanceof UserError && e.message === 'holdout 100: more than horizon 1; the last 99 points would be neither fitted nor scored (use holdout ≤ horizon)',
+  );
+  const r = runForecast(y, { model: 'seasonal-naive', period: 24, horizon: 3, holdout: 3, stepS: 600 });
+  assert.equal(r.trainPoints, 297);
+  assert.equal(r.actual.length, 3);
+});
+
 test('a huge folds count is the same backtest as every origin inside the series, not a loop over 2^53 origins', () => {
   const y = Array.from({ length: 200 }, (_, i) => (i % 24) + 1);
   const all = backtest(forecasters['seasonal-naive'], y, { horizon: 5, folds: 40, fit: { period: 24 } });

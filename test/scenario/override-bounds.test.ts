@@ -32,3 +32,24 @@ test("PreServe's scaler window is at least 1 ms (1e-12 never stepped past the cl
 test('the timeline interval is at least 1 ms (1e-12 ran 20 s only to reach the timeline row limit)', () => {
   rejects('scenarios/splitwise-baseline.yaml', 'output.timelineIntervalS=1e-12', /output\.timelineIntervalS: expected ≥ 0\.001/);
 });
+
+test('scenario durations have an upper bound (routing.dispatchDelayS 1e300 gave TPOT 0 and 6.8e297 USD; 1e9 a timeline error blaming output.timelineIntervalS)', () => {
+  const day = /expected ≤ 86400 s \(one day; far past any gateway, network or migration delay\), got 1e\+300$/;
+  const week = /expected ≤ 604800 s \(one week; VM acquisition and model loads take minutes to hours\), got 1e\+300$/;
+  rejects('scenarios/default.yaml', 'routing.dispatchDelayS=1e300', new RegExp(`routing\\.dispatchDelayS: ${day.source}`));
+  rejects('scenarios/default.yaml', 'routing.dispatchDelayS=86401', /routing\.dispatchDelayS: expected ≤ 86400 s/);
+  rejects('scenarios/default.yaml', 'migration.stallS=1e300', new RegExp(`migration\\.stallS: ${day.source}`));
+  rejects('scenarios/default.yaml', 'network.crossRegionS=1e300', new RegExp(`network\\.crossRegionS: ${day.source}`));
+  rejects('scenarios/default.yaml', 'network.latencyS={a: {b: 1e300}}', /network\.latencyS\.a\.b: expected ≤ 86400 s/);
+  rejects('scenarios/default.yaml', 'fleet.provisioning.vmAcquireS=1e300', new RegExp(`fleet\\.provisioning\\.vmAcquireS: ${week.source}`));
+  rejects('scenarios/default.yaml', 'fleet.provisioning.modelLoadS=1e9', /fleet\.provisioning\.modelLoadS: expected ≤ 604800 s/);
+  rejects('scenarios/sageserve-peak-day.yaml', 'fleet.spot.sameModelS=1e300', new RegExp(`fleet\\.spot\\.sameModelS: ${week.source}`));
+  rejects('scenarios/sageserve-peak-day.yaml', 'fleet.spot.otherModelS={median: 60, max: 1e300}', /fleet\.spot\.otherModelS\.max: expected ≤ 604800 s/);
+  rejects('scenarios/sageserve-peak-day.yaml', 'fleet.spot.remoteWeightsS=1e300', /fleet\.spot\.remoteWeightsS: expected ≤ 604800 s/);
+  rejects('scenarios/default.yaml', 'scaling.downCooldownS=1e300', /scaling\.downCooldownS: expected ≤ 10000000000 s/);
+  rejects('scenarios/default.yaml', 'scaling.actions=[{atS: 1e300, action: add, pool: p}]', /scaling\.actions\[0\]\.atS: expected ≤ 10000000000 s/);
+  // The values real scenarios use still load (PreServe's 45.6 ms, SageServe's lead times).
+  const ok = loadScenario({ file: 'scenarios/sageserve-peak-day.yaml', sets: ['routing.dispatchDelayS=0.0456', 'fleet.provisioning.vmAcquireS=86400', 'fleet.spot.otherModelS=604800'] }).scenario;
+  assert.equal(ok.routing.dispatchDelayS, 0.0456);
+  assert.equal(ok.fleet.provisioning.vmAcquireS, 86_400);
+});

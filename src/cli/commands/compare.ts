@@ -59,7 +59,7 @@ export function registerCompare(program: Command): void {
       if (o.baseline !== undefined && seeds === undefined) throw new UserError(`--baseline ${o.baseline}: applies only with --seeds (the paired comparison is over seeds)`);
       const baseline = baselineIndex(o.baseline, setup.variants.map((v) => v.name));
       const jobs = setup.variants.length * (seeds?.length ?? 1);
-      const workers = o.workers === undefined ? defaultWorkers(jobs) : parseIntFlag('--workers', o.workers);
+      const workers = o.workers === undefined ? defaultWorkers(jobs) : parseIntFlag('--workers', o.workers, 0);
       if (workers < 0) throw new UserError(`--workers: expected an integer ≥ 0, got '${o.workers}'`);
       if (seeds) return compareSeeds(o, out, setup, seeds, baseline, workers);
       const progress = compareProgress(setup.variants.map((v) => v.name), o.quiet ?? false);

@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DEFAULT_FOLDS, score, type Metrics } from '../../forecast/backtest.ts';
-import { holdoutWindow, MODEL_CHOICES, runForecast, type ModelChoice, type RunResult } from '../../forecast/pipeline.ts';
+import { holdoutPastHorizon, holdoutWindow, MODEL_CHOICES, runForecast, type ModelChoice, type RunResult } from '../../forecast/pipeline.ts';
 import { buildSeries, parseGranularity as parseGranularityText, parseKeyFields as parseKeyFieldsText, SERIES_METRICS, type SeriesMetric } from '../../forecast/series.ts';
 import { IMPUTATIONS, parseSeriesCsv, readSeriesText, type Imputation } from '../../forecast/series-csv.ts';
 import { fitWorkloadTypes, typeLabeller } from '../../forecast/workload-types.ts';
@@ -65,7 +65,7 @@ export function registerForecast(program: Command): void {
     .addOption(new Option('--impute <how>', 'missing steps in --series: error, or fill them').choices([...IMPUTATIONS]).default('error'))
     .addOption(new Option('--model <name>', 'forecaster; auto picks by rolling-origin backtest on the training part (every model but lstm)').choices([...MODEL_CHOICES]).default('auto'))
     .option('--horizon <n>', 'steps to forecast (required)')
-    .option('--holdout <n>', 'keep the last n points out of fitting and score the forecast on them', '0')
+    .option('--holdout <n>', 'keep the last n points out of fitting and score the forecast on them (at most --horizon)', '0')
     .option('--period <n>', 'seasonal period in points (default: one day, or tried by auto: one day and one week)')
     .option('--log', 'fit on log1p(values)')
     .option('--seed <n>', 'seed for the LSTM and k-means', '1')
@@ -83,13 +83,14 @@ export function registerForecast(program: Command): void {
       if (o.series !== undefined) rejectGiven(cmd, TRACE_ONLY, 'only read with --trace (a --series file is already one series)');
       else rejectGiven(cmd, SERIES_ONLY, 'only read with --series (trace buckets are never missing: an empty one is 0)');
       if (o.horizon === undefined) throw new UserError('forecast: --horizon N is required');
-      const horizon = parseIntFlag('--horizon', o.horizon);
-      const holdout = parseIntFlag('--holdout', o.holdout);
-      const period = o.period === undefined ? undefined : parseIntFlag('--period', o.period);
+      const horizon = parseIntFlag('--horizon', o.horizon, 1, 1_000_000);
+      const holdout = parseIntFlag('--holdout', o.holdout, 0);
+      const period = o.period === undefined ? undefined : parseIntFlag('--period', o.period, 1);
       const seed = parseIntFlag('--seed', o.seed);
-      const folds = parseIntFlag('--folds', o.folds);
+      const folds = parseIntFlag('--folds', o.folds, 1, MAX_FOLDS);
       if (horizon < 1 || horizon > 1_000_000) throw new UserError(`--horizon: expected an integer from 1 to 1000000, got ${horizon}`);
       if (holdout < 0) throw new UserError(`--holdout: expected an integer ≥ 0, got ${holdout}`);
+      if (holdout > horizon) throw new UserError(holdoutPastHorizon('--', holdout, horizon));
       if (period !== undefined && period < 1) throw new UserError(`--period: expected an integer ≥ 1, got ${period}`);
       if (folds < 1 || folds > MAX_FOLDS) throw new UserError(`--folds: expected an integer from 1 to ${MAX_FOLDS} (each fold refits every candidate model), got ${folds}`);
 
@@ -136,7 +137,7 @@ function traceInputs(o: Flags): { inputs: Named[]; note: InputNote } {
   let typeOf: ((r: TraceRequest) => string) | undefined;
   if (keys.includes('type')) {
     // OServe's types: k-means on (input, output) lengths of the whole trace, true lengths (offline history).
-    const k = parseIntFlag('--types', o.types);
+    const k = parseIntFlag('--types', o.types, 1, MAX_TYPES);
     if (k < 1 || k > MAX_TYPES) throw new UserError(`--types: expected an integer from 1 to ${MAX_TYPES} (k-means workload types), got ${o.types.trim()}`);
     const requests = [...source];
     if (requests.length < k) throw new UserError(`--types ${k}: expected at most as many workload types as ${path} has requests (${requests.length})`);

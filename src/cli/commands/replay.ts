@@ -57,7 +57,7 @@ export function registerReplay(program: Command): void {
       // An empty --model sent every request for model '' (each failed at the server; replay exited 0).
       nonEmptyFlag('--model', o.model, 'model name (leave the flag out to ask the server)');
       const timeoutS = parseTimerSecondsFlag('--timeout', o.timeout, 0.001);
-      const maxInFlight = parseIntFlag('--max-in-flight', o.maxInFlight);
+      const maxInFlight = parseIntFlag('--max-in-flight', o.maxInFlight, 1);
       if (maxInFlight < 1) throw new UserError(`--max-in-flight: expected an integer ≥ 1, got '${o.maxInFlight}'`);
       const out = outDirFlag('--out', o.out);
       const apiKey = apiKeyFlag(o.apiKey);

@@ -72,12 +72,12 @@ export function registerServe(program: Command): void {
       nonEmptyFlag('--config', o.config, 'gateway config file');
       let port: number | undefined;
       if (o.port !== undefined) {
-        port = parseIntFlag('--port', o.port);
+        port = parseIntFlag('--port', o.port, 0, 65535);
         if (port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got ${port}`);
       }
       let chatOutputTokens: number | undefined;
       if (o.chatOutputTokens !== undefined) {
-        chatOutputTokens = parseIntFlag('--chat-output-tokens', o.chatOutputTokens);
+        chatOutputTokens = parseIntFlag('--chat-output-tokens', o.chatOutputTokens, 1);
         if (chatOutputTokens < 1) throw new UserError(`--chat-output-tokens: expected a positive integer, got ${chatOutputTokens}`);
       }
       if (o.routing !== undefined && !(ROUTER_NAMES as string[]).includes(o.routing)) {

@@ -2,6 +2,7 @@ import { UserError } from '../../util/errors.ts';
 import { LineReader } from '../../workload/line-reader.ts';
 import { detectFormat, openTrace } from '../../workload/trace.ts';
 import { bundledPath } from '../../util/paths.ts';
+import { utcDateMs } from '../../util/civil-date.ts';
 
 /**
  * Demand multipliers for the diurnal replay (digest §4.8, Table V): a trace's requests counted in equal
@@ -34,7 +35,7 @@ export interface TraceWindows {
 /** Parses `YYYY-MM-DD`; UserError naming `what` otherwise. Returns the day's start in epoch seconds. */
 export function parseDay(what: string, v: string): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
-  const t = m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!) / 1000 : NaN;
+  const t = m ? utcDateMs(+m[1]!, +m[2]!, +m[3]!) / 1000 : NaN;
   if (!m || !Number.isFinite(t) || isoDay(t) !== v) throw new UserError(`${what}: expected a date YYYY-MM-DD or "busiest", got ${JSON.stringify(v)}`);
   return t;
 }

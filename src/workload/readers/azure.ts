@@ -1,6 +1,7 @@
 import { ConfigError } from '../../util/errors.ts';
 import type { TraceRequest } from '../types.ts';
 import { ByteLineReader } from '../line-reader.ts';
+import { utcDateMs } from '../../util/civil-date.ts';
 import { MAX_TRACE_ARRIVAL_S, arrivalTooLate, MAX_TRACE_TOKENS, SKIPPED_INPUT_EXPECTED, badValue, emptyTrace, headerNames, isBlank, outOfOrder, splitCsvLine, tokenCell, tokenCellOrZero } from '../fields.ts';
 import { skipRow, type TraceOptions, type TraceStats } from './reader.ts';
 
@@ -12,7 +13,7 @@ import { skipRow, type TraceOptions, type TraceStats } from './reader.ts';
  * stamps like `2024-10-15T12:00:00.269Z`. NumImages is checked (an integer ≥ 0) but not modelled: the
  * performance model is text-only, so a request's prompt is ContextTokens as given.
  *
- * Timestamps are parsed exactly: whole seconds as integers (Date.UTC for the date), the fraction as an
+ * Timestamps are parsed exactly: whole seconds as integers (utcDateMs for the date), the fraction as an
  * integer count of 100 ns ticks, and arrivalS = (ticks − first ticks) / 1e7, one rounding per row, so no
  * float drift builds up over a week. Integer ticks stay exact up to 2^53 / 1e7 s ≈ 28 years of span.
  *
@@ -93,9 +94,9 @@ export class AzureClock {
     }
     const key = y * 10000 + mo * 100 + d;
     if (key !== this.dayKey) {
-      const ms = Date.UTC(y, mo - 1, d);
-      const check = new Date(ms);
-      if (mo < 1 || check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d) return NaN;
+      // Not Date.UTC: it reads years 0..99 as 1900..1999 (utcDateMs takes every year as written).
+      const ms = utcDateMs(y, mo, d);
+      if (ms !== ms) return NaN;
       this.dayKey = key;
       this.dayS = ms / 1000;
     }

@@ -112,6 +112,17 @@ test('keeps equal timestamps and skips blank lines', () => {
   assert.deepEqual(all(openTrace(p, 'azure')).map((r) => [r.id, r.arrivalS]), [[0, 0], [1, 0]]);
 });
 
+test('takes years 0000-0099 as written, not as 1900-1999 (Date.UTC two-digit-year rule): year 0 is a leap year', () => {
+  const arrivals = (name: string, ...stamps: string[]) => all(openTrace(tmp.file(name, [HEADER, ...stamps.map((s) => `${s},10,10`)].join('\n')), 'azure')).map((r) => r.arrivalS);
+  // 0000 is a leap year in ISO 8601 (1900, which Date.UTC made of it, is not): two days, and Feb 29 exists.
+  assert.deepEqual(arrivals('y0.csv', '0000-02-28 00:00:00', '0000-03-01 00:00:00'), [0, 172_800]);
+  assert.deepEqual(arrivals('y0leap.csv', '0000-02-29 00:00:00', '0000-03-01 00:00:00'), [0, 86_400]);
+  // In order across the 0099 → 0100 boundary (1999 → 0100 ran backwards).
+  assert.deepEqual(arrivals('y99.csv', '0099-12-31 23:59:59', '0100-01-01 00:00:00'), [0, 1]);
+  assert.deepEqual(arrivals('y1900.csv', '1900-02-28 00:00:00', '1900-03-01 00:00:00'), [0, 86_400]);
+  assertConfigError(() => arrivals('y1900bad.csv', '1900-02-28 00:00:00', '1900-02-29 00:00:00'), 'y1900bad.csv:3 TIMESTAMP: expected a timestamp', '1900-02-29');
+});
+
 test('rejects each bad row with file, line, column, what was expected and the value', () => {
   const row = (n: number) => `2023-11-16 18:15:${String(40 + n).padStart(2, '0')}.0000000,${n},${n}`;
   const file = (bad: string, at = 5) => {
