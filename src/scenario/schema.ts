@@ -23,7 +23,8 @@ const seconds = z.number().min(0).max(MAX_SCENARIO_S, 's (about 317 years, the l
 /** A delay every request (or migration) pays on its way: a day is far past any gateway, network or stall. */
 const requestDelay = z.number().min(0).max(MAX_REQUEST_DELAY_S, 's (one day; far past any gateway, network or migration delay)');
 /** Provisioning and spot lead times: a week is far past any VM acquisition or model load (papers: minutes to 2 h). */
-const leadSeconds = z.number().min(0).max(MAX_LEAD_TIME_S, 's (one week; VM acquisition and model loads take minutes to hours)');
+const LEAD_WHY = 's (one week; VM acquisition and model loads take minutes to hours)';
+const leadSeconds = z.number().min(0).max(MAX_LEAD_TIME_S, LEAD_WHY);
 
 /** Iteration-level batching of one instance (fields without defaults, so a pool can override a subset). */
 const engineFields = {
@@ -115,8 +116,8 @@ export const networkSchema = z
  */
 export const leadTimeDistSchema = z
   .object({
-    median: z.number().positive().max(MAX_LEAD_TIME_S, 's (one week; VM acquisition and model loads take minutes to hours)'),
-    max: z.number().positive().max(MAX_LEAD_TIME_S, 's (one week; VM acquisition and model loads take minutes to hours)'),
+    median: z.number().positive().max(MAX_LEAD_TIME_S, LEAD_WHY),
+    max: z.number().positive().max(MAX_LEAD_TIME_S, LEAD_WHY),
     sigma: z.number().positive().finite().optional(),
   })
   .strict()
