@@ -96,7 +96,7 @@ export class AzureClock {
     if (key !== this.dayKey) {
       // Not Date.UTC: it reads years 0..99 as 1900..1999 (utcDateMs takes every year as written).
       const ms = utcDateMs(y, mo, d);
-      if (ms !== ms) return NaN;
+      if (Number.isNaN(ms)) return NaN;
       this.dayKey = key;
       this.dayS = ms / 1000;
     }
