@@ -147,9 +147,21 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     refresh();
   };
 
+  // Backends ready at the last health round. One that becomes ready signals its endpoint, as an instance that
+  // becomes ready does in the simulator (`signal` below), once its first scrape has told the router its KV capacity
+  // (before it, SageServe reads the endpoint as full and releases nothing).
+  const wasReady = new Set<number>();
   const monitor = new BackendMonitor(fleet, cfg, clock, () => {
     refresh();
     pump();
+    if (!router.endpointSignal) return;
+    const newly = fleet.instances.filter((b) => b.state === 'ready' && !wasReady.has(b.id));
+    for (const b of fleet.instances) if (b.state !== 'ready') wasReady.delete(b.id);
+    if (newly.length === 0) return;
+    for (const b of newly) wasReady.add(b.id);
+    void monitor.scrapeNow(newly).then(() => {
+      for (const model of new Set(newly.map((b) => b.model))) signal([model], new Set(newly.filter((b) => b.model === model).map((b) => b.region)));
+    });
   });
   for (const b of fleet.instances) monitor.add(b);
   monitor.start();

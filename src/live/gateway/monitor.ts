@@ -61,6 +61,11 @@ export class BackendMonitor {
     return this.scrapeRun;
   }
 
+  /** Scrapes these backends now (a backend just become ready: its KV capacity is unknown until its first scrape). */
+  scrapeNow(backends: readonly LiveBackend[]): Promise<void> {
+    return Promise.all(backends.map((b) => this.scrape(b))).then(() => {});
+  }
+
   async fresh(): Promise<void> {
     if (this.healthRun) await this.healthRun;
     await this.healthRound();
