@@ -38,7 +38,7 @@ export async function buildProgram(only?: string): Promise<Command> {
  * last and the run silently ignored the first; it is an error. Repeatable flags (a list default, variadic, or
  * "repeatable" in their help, as every accumulating flag here says) and on/off switches may repeat.
  */
-export function refuseRepeatedFlags(options: readonly Option[], args: readonly string[]): void {
+function refuseRepeatedFlags(options: readonly Option[], args: readonly string[]): void {
   const end = args.indexOf('--');
   const tokens = end < 0 ? args : args.slice(0, end);
   for (const o of options) {

@@ -331,7 +331,7 @@ export interface MilpSolveOptions {
   relax?: boolean;
   allowedTiers?: (k: number) => boolean;
   diagnose?: boolean;
-  /** A plan to start from (a MIP start; HiGHS checks its feasibility). */
+  /** A plan to start from (a MIP start); one the evaluator finds infeasible is not passed (HiGHS would reject it). */
   start?: Allocation;
 }
 
@@ -341,7 +341,7 @@ export async function solveMilp(c: Coefficients, opts: MilpSolveOptions = {}): P
     ...(opts.timeLimitS !== undefined ? { timeLimitS: opts.timeLimitS } : {}),
     ...(opts.mipRelGap !== undefined ? { mipRelGap: opts.mipRelGap } : {}),
     ...(opts.relax ? { relax: true } : {}),
-    ...(opts.start ? { start: encodeAllocation(c, m, opts.start) } : {}),
+    ...(opts.start && evaluate(c, opts.start).feasible ? { start: encodeAllocation(c, m, opts.start) } : {}),
   };
   let r: SolveResult = await solveModel(m.model, so);
   // HiGHS-WASM presolve has reported false infeasibility on badly scaled rows; confirm without presolve.

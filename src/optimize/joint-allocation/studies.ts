@@ -72,7 +72,7 @@ export async function runtimeStudy(opts: { sizes?: [number, number, number][]; s
     log(`runtime ${I},${J},${K}: GH ${ghS.toFixed(3)} s, AGH ${aghS.toFixed(3)} s; MILP (limit ${tl} s)...`);
     const m = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false });
     const pm = opts.paperEncoding === false ? null : await solveMilp(c, { encoding: 'paper', timeLimitS: tl, diagnose: false });
-    const wm = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false, ...(evaluate(c, aghPlan).feasible ? { start: aghPlan } : {}) });
+    const wm = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false, start: aghPlan });
     rows.push({
       size: [I, J, K], ghS, aghS, milpS: m.solveSeconds, milpStatus: m.status, milpVars: m.vars, milpRows: m.rows,
       ghObj, aghObj, milpObj: m.allocation ? evaluate(c, m.allocation).objective : null, milpBound: m.bound,
@@ -163,9 +163,7 @@ export async function optimalityStudy(opts: { sizes?: [number, number, number][]
       const aghObj = evaluate(c, a.state.toAllocation()).objective;
       const aghExactObj = evaluate(c, agh(c, { seed, exact: true }).state.toAllocation()).objective;
       const ghObj = evaluate(c, greedy(c).toAllocation()).objective;
-      const start = a.state.toAllocation();
-      const warm = opts.warmStart === 'agh' && evaluate(c, start).feasible;
-      const m = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false, ...(warm ? { start } : {}) });
+      const m = await solveMilp(c, { encoding: 'compact', timeLimitS: tl, diagnose: false, ...(opts.warmStart === 'agh' ? { start: a.state.toAllocation() } : {}) });
       const lb = m.bound;
       rows.push({
         size, seed, milpStatus: m.status, milpObj: m.allocation ? evaluate(c, m.allocation).objective : null, milpBound: lb, aghObj, aghExactObj, ghObj,
