@@ -33,36 +33,70 @@ interface RowIndex {
   err: number; // + i
   budget: number;
   budgetScale: number;
-  storage: Map<string, number>;
+  /** First storage row; the row of (i, pr) is `storageRow(c, ri, i, pr)`. */
+  storage: number;
   storageScale: number;
-  mem: Map<number, number>;
-  comp: Map<number, number>;
+  /** Memory and compute rows per pair (−1 for an inactive pair). */
+  mem: Int32Array;
+  comp: Int32Array;
   m: number;
 }
 
-function storageKey(c: Coefficients, i: number, pr: number): string {
+function storageRow(c: Coefficients, ri: RowIndex, i: number, pr: number): number {
   const s = c.p.options.storageScope;
-  return s === 'global' ? 'g' : s === 'per-type' ? `t${i}` : `p${pr}`;
+  return ri.storage + (s === 'global' ? 0 : s === 'per-type' ? i : pr);
 }
 
-/** Coefficients of column t in the scaled rows (row index → value). */
-function columnOf(c: Coefficients, cfg: Int32Array, t: number, ri: RowIndex): [number, number][] {
+/**
+ * Coefficients of column t under config cf in the scaled rows, and its cost; they depend on (t, cf) only, so
+ * they are computed once per problem (AGH builds thousands of routing LPs over the same columns).
+ */
+interface ColumnTable {
+  /** Index t·C + cf; NaN until computed. */
+  delay: Float64Array;
+  kv: Float64Array;
+  comp: Float64Array;
+  cost: Float64Array;
+}
+
+const columnTables = new WeakMap<Coefficients, ColumnTable>();
+
+function columnTable(c: Coefficients): ColumnTable {
+  let tb = columnTables.get(c);
+  if (!tb) {
+    const n = c.I * c.J * c.K * c.configs.length;
+    tb = { delay: new Float64Array(n).fill(NaN), kv: new Float64Array(n), comp: new Float64Array(n), cost: new Float64Array(n) };
+    columnTables.set(c, tb);
+  }
+  return tb;
+}
+
+/** Index of column t under config cf in `columnTable(c)`, filled on first use. */
+function columnAt(c: Coefficients, tb: ColumnTable, t: number, cf: number): number {
+  const at = t * c.configs.length + cf;
+  if (!Number.isNaN(tb.delay[at]!)) return at;
   const p = c.p, JK = c.J * c.K;
-  const i = Math.floor(t / JK), pr = t % JK, j = Math.floor(pr / c.K), k = pr % c.K, cf = cfg[pr]!;
-  const ty = p.types[i]!;
-  const out: [number, number][] = [[ri.bal + i, 1], [ri.delay + i, delayOf(c, t, i, cf) / ty.delaySloS], [ri.err + i, c.ebar[t]! / ty.errorSlo]];
-  if (c.dataStorageCost[t]! > 0) out.push([ri.budget, c.dataStorageCost[t]! / ri.budgetScale]);
-  if (c.dataGb[t]! > 0) out.push([ri.storage.get(storageKey(c, i, pr))!, c.dataGb[t]! / ri.storageScale]);
-  const kv = kvPerGpu(c, t, i, j, k, cf) / p.tiers[k]!.memoryGb;
-  if (kv > 0) out.push([ri.mem.get(pr)!, kv]);
-  const cap = c.gpuTflopPerHour[pr]! * c.configs[cf]!.gpus;
-  if (c.computeLoad[t]! > 0) out.push([ri.comp.get(pr)!, c.computeLoad[t]! / cap]);
-  return out;
+  const i = Math.floor(t / JK), pr = t % JK, j = Math.floor(pr / c.K), k = pr % c.K;
+  const d = delayOf(c, t, i, cf);
+  tb.delay[at] = d / p.types[i]!.delaySloS;
+  tb.kv[at] = kvPerGpu(c, t, i, j, k, cf) / p.tiers[k]!.memoryGb;
+  tb.comp[at] = c.computeLoad[t]! / (c.gpuTflopPerHour[pr]! * c.configs[cf]!.gpus);
+  tb.cost[at] = c.dataStorageCost[t]! + c.delayCostPerS[i]! * d - c.unmetCost[i]!;
+  return at;
 }
 
-function columnCost(c: Coefficients, cfg: Int32Array, t: number): number {
-  const JK = c.J * c.K, i = Math.floor(t / JK), pr = t % JK;
-  return c.dataStorageCost[t]! + c.delayCostPerS[i]! * delayOf(c, t, i, cfg[pr]!) - c.unmetCost[i]!;
+/** Calls `set(row, value)` for each non-zero of column t (under the deployment's config) in the scaled rows. */
+function forColumn(c: Coefficients, tb: ColumnTable, cfg: Int32Array, t: number, ri: RowIndex, set: (r: number, v: number) => void): void {
+  const JK = c.J * c.K;
+  const i = Math.floor(t / JK), pr = t % JK;
+  const at = columnAt(c, tb, t, cfg[pr]!);
+  set(ri.bal + i, 1);
+  set(ri.delay + i, tb.delay[at]!);
+  set(ri.err + i, c.ebar[t]! / c.p.types[i]!.errorSlo);
+  if (c.dataStorageCost[t]! > 0) set(ri.budget, c.dataStorageCost[t]! / ri.budgetScale);
+  if (c.dataGb[t]! > 0) set(storageRow(c, ri, i, pr), c.dataGb[t]! / ri.storageScale);
+  if (tb.kv[at]! > 0) set(ri.mem[pr]!, tb.kv[at]!);
+  if (c.computeLoad[t]! > 0) set(ri.comp[pr]!, tb.comp[at]!);
 }
 
 /** Builds and solves the routing LP for deployment `cfg` and admissions `z`; null when it cannot be posed. */
@@ -77,42 +111,43 @@ function solveRouteLp(c: Coefficients, cfg: Int32Array, z: Uint8Array | null, co
   // Fixed costs and the room they leave.
   let fixed = 0;
   for (let pr = 0; pr < JK; pr++) if (cfg[pr]! >= 0) fixed += c.rentalPerGpu[pr]! * c.configs[cfg[pr]!]!.gpus;
-  const storFixed = new Map<string, number>();
-  for (const t of relax ? [] : cols) {
-    const i = Math.floor(t / JK), pr = t % JK;
-    fixed += c.modelStorageCost[t]!;
-    const key = storageKey(c, i, pr);
-    storFixed.set(key, (storFixed.get(key) ?? 0) + p.models[Math.floor(pr / c.K)]!.weightsGb);
-  }
-  const ri: RowIndex = { bal: 0, delay: I, err: 2 * I, budget: 3 * I, budgetScale: Math.max(1, p.budgetUsd), storage: new Map(), storageScale: Math.max(1, p.storageCapGb), mem: new Map(), comp: new Map(), m: 0 };
-  let m = 3 * I + 1;
-  const keys = p.options.storageScope === 'global' ? ['g'] : p.options.storageScope === 'per-type' ? [...Array(I).keys()].map((i) => `t${i}`) : [...Array(JK).keys()].map((pr) => `p${pr}`);
-  for (const key of keys) ri.storage.set(key, m++);
-  for (let pr = 0; pr < JK; pr++) if (cfg[pr]! >= 0) { ri.mem.set(pr, m++); ri.comp.set(pr, m++); }
+  const nStorage = p.options.storageScope === 'global' ? 1 : p.options.storageScope === 'per-type' ? I : JK;
+  const ri: RowIndex = { bal: 0, delay: I, err: 2 * I, budget: 3 * I, budgetScale: Math.max(1, p.budgetUsd), storage: 3 * I + 1, storageScale: Math.max(1, p.storageCapGb), mem: new Int32Array(JK).fill(-1), comp: new Int32Array(JK).fill(-1), m: 0 };
+  let m = ri.storage + nStorage;
+  for (let pr = 0; pr < JK; pr++) if (cfg[pr]! >= 0) { ri.mem[pr] = m++; ri.comp[pr] = m++; }
   ri.m = m;
   const b = new Float64Array(m);
   for (let i = 0; i < I; i++) { b[ri.bal + i] = 1; b[ri.delay + i] = 1; b[ri.err + i] = 1; }
+  const storFixed = new Float64Array(nStorage);
+  for (const t of relax ? [] : cols) {
+    const i = Math.floor(t / JK), pr = t % JK;
+    fixed += c.modelStorageCost[t]!;
+    storFixed[storageRow(c, ri, i, pr) - ri.storage] += p.models[Math.floor(pr / c.K)]!.weightsGb;
+  }
   b[ri.budget] = (p.budgetUsd - fixed) / ri.budgetScale;
-  for (const key of keys) b[ri.storage.get(key)!] = (p.storageCapGb - (storFixed.get(key) ?? 0)) / ri.storageScale;
-  for (const [pr, r] of ri.mem) {
+  for (let s = 0; s < nStorage; s++) b[ri.storage + s] = (p.storageCapGb - storFixed[s]!) / ri.storageScale;
+  for (let pr = 0; pr < JK; pr++) {
+    if (cfg[pr]! < 0) continue;
     const k = pr % c.K;
-    b[r] = 1 - c.weightsGb[pr]! / c.configs[cfg[pr]!]!.gpus / p.tiers[k]!.memoryGb;
-    b[ri.comp.get(pr)!] = 1;
+    b[ri.mem[pr]!] = 1 - c.weightsGb[pr]! / c.configs[cfg[pr]!]!.gpus / p.tiers[k]!.memoryGb;
+    b[ri.comp[pr]!] = 1;
   }
   // A negative room means the fixed part alone breaks a row: the deployment is infeasible as posed.
   for (let r = 0; r < m; r++) if (b[r]! < -1e-9) return null; else if (b[r]! < 0) b[r] = 0;
   const n = cols.length;
   const A = new Float64Array(m * n), cost = new Float64Array(n);
-  cols.forEach((t, col) => {
-    for (const [r, v] of columnOf(c, cfg, t, ri)) A[r * n + col] = v;
-    cost[col] = columnCost(c, cfg, t);
+  const tb = columnTable(c);
+  for (let col = 0; col < n; col++) {
+    const t = cols[col]!;
+    forColumn(c, tb, cfg, t, ri, (r, v) => { A[r * n + col] = v; });
+    cost[col] = tb.cost[columnAt(c, tb, t, cfg[t % JK]!)]!;
     if (relax) {
       const i = Math.floor(t / JK), pr = t % JK;
       cost[col] += c.modelStorageCost[t]!;
       A[ri.budget * n + col] += c.modelStorageCost[t]! / ri.budgetScale;
-      A[ri.storage.get(storageKey(c, i, pr))! * n + col] += p.models[Math.floor(pr / c.K)]!.weightsGb / ri.storageScale;
+      A[storageRow(c, ri, i, pr) * n + col] += p.models[Math.floor(pr / c.K)]!.weightsGb / ri.storageScale;
     }
-  });
+  }
   const res = solveDenseLp({ A, b, c: cost, m, n });
   if (counter) { counter.solves++; counter.work += m * (n + m) * (res.pivots + 1); }
   if (res.status !== 'optimal') return null;
@@ -185,6 +220,7 @@ export function routeDeployment(c: Coefficients, cfg: Int32Array, z0: Uint8Array
   let lp: RouteLp = first;
   const maxAdds = opts.maxAdds ?? 2 * I, tries = opts.tries ?? 4;
   const spent = () => counter?.limit !== undefined && counter.work >= counter.limit;
+  const tb = columnTable(c);
   const addPhase = () => {
     for (let add = 0; add < maxAdds && !spent(); add++) {
       const y = lp.duals, ri = lp.rowOf;
@@ -192,12 +228,12 @@ export function routeDeployment(c: Coefficients, cfg: Int32Array, z0: Uint8Array
       for (let t = 0; t < I * JK; t++) {
         const pr = t % JK;
         if (z[t] || cfg[pr]! < 0) continue;
-        let rc = columnCost(c, cfg, t);
-        for (const [r, v] of columnOf(c, cfg, t, ri)) rc -= y[r]! * v;
+        let rc = tb.cost[columnAt(c, tb, t, cfg[pr]!)]!;
+        forColumn(c, tb, cfg, t, ri, (r, v) => { rc -= y[r]! * v; });
         if (rc >= -1e-9) continue;
         // Fixed charge: model storage cost, plus the weights' use of the budget and storage rows at dual prices.
         const i = Math.floor(t / JK), wGb = c.p.models[Math.floor(pr / c.K)]!.weightsGb;
-        const fixed = c.modelStorageCost[t]! - y[ri.budget]! * (c.modelStorageCost[t]! / ri.budgetScale) - y[ri.storage.get(storageKey(c, i, pr))!]! * (wGb / ri.storageScale);
+        const fixed = c.modelStorageCost[t]! - y[ri.budget]! * (c.modelStorageCost[t]! / ri.budgetScale) - y[storageRow(c, ri, i, pr)]! * (wGb / ri.storageScale);
         cands.push({ t, gain: -rc - fixed });
       }
       cands.sort((a, b) => b.gain - a.gain || a.t - b.t);
