@@ -26,8 +26,8 @@ export interface DeploymentSearchOptions {
   keep?: number;
 }
 
-/** Simplex work cap of one AGH call's LPs (see LpCounter.work; ≈ 0.1–0.3 s on this machine). */
-export const DEFAULT_LP_WORK = 2e8;
+/** Simplex work cap of one AGH call's LPs (see LpCounter.work; ≈ 0.6–0.9 s at (10,10,10)–(20,20,20) on our 2-core machine). */
+export const DEFAULT_LP_WORK = 1e9;
 
 /** A move sets configs of some pairs (−1 closes one). */
 type Move = [number, number][];
