@@ -89,10 +89,15 @@ export function numberCell(raw: string, source: string, line: number, column: st
 /** The cells of one data row, which must have exactly `width` fields (else a ConfigError naming the line). */
 export function rowCells(line: string, width: number, path: string, lineNo: number): string[] {
   const cells = splitCsvLine(line);
-  if (cells === undefined || cells.length !== width) {
-    throw new ConfigError({ source: path, line: lineNo, path: 'row', expected: `${width} comma-separated fields`, got: line });
-  }
+  if (cells === undefined || cells.length !== width) throw badRow(path, lineNo, width, line);
   return cells;
+}
+
+/** The error for a data row that does not split into `width` fields: says when its quoting is what is wrong. */
+export function badRow(source: string, line: number, width: number, text: string): ConfigError {
+  const split = splitQuoted(text);
+  const quoting = typeof split === 'string' ? `, and ${split}` : '';
+  return new ConfigError({ source, line, path: 'row', expected: `${width} comma-separated fields${quoting}`, got: text });
 }
 
 /**
@@ -102,6 +107,12 @@ export function rowCells(line: string, width: number, path: string, lineNo: numb
  */
 export function splitCsvLine(line: string): string[] | undefined {
   if (line.indexOf('"') < 0) return line.split(',');
+  const r = splitQuoted(line);
+  return typeof r === 'string' ? undefined : r;
+}
+
+/** `splitCsvLine`'s quoted path: the cells, or what the line lacks to be valid CSV. */
+function splitQuoted(line: string): string[] | string {
   const out: string[] = [];
   let i = 0;
   for (;;) {
@@ -112,7 +123,7 @@ export function splitCsvLine(line: string): string[] | undefined {
       i = j + 1;
       for (;;) {
         const q = line.indexOf('"', i);
-        if (q < 0) return undefined;
+        if (q < 0) return `a closing quote for the one at column ${j + 1} (a quoted cell cannot span lines)`;
         cell += line.slice(i, q);
         if (line.charCodeAt(q + 1) === 34) {
           cell += '"';
@@ -122,10 +133,11 @@ export function splitCsvLine(line: string): string[] | undefined {
         i = q + 1;
         break;
       }
+      const q1 = i;
       while (isSpace(line.charCodeAt(i))) i++;
       out.push(cell);
       if (i >= line.length) return out;
-      if (line.charCodeAt(i) !== 44) return undefined;
+      if (line.charCodeAt(i) !== 44) return `a comma right after the quoted cell that ends at column ${q1} (a quote inside a quoted cell is written "")`;
       i++;
     } else {
       const c = line.indexOf(',', i);

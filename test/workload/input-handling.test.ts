@@ -50,6 +50,18 @@ test('an Azure header that is not the Azure header still names line 1 and what w
 
 const BURST = 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type';
 
+test('a row whose quoting is broken says so: an unterminated quote, or text after a closing quote (Azure and the shared readers)', () => {
+  const open = tmp.file('q1.csv', `TIMESTAMP,ContextTokens,GeneratedTokens\n${STAMP},"10,20\n`);
+  assertConfigError(() => all(openTrace(open, 'azure')), `q1.csv:2 row: expected 3 comma-separated fields, and a closing quote for the one at column ${STAMP.length + 2}`);
+  const after = tmp.file('q2.csv', `${BURST}\n0,ChatGPT,"10"5,5,15,Conversation log\n`);
+  assertConfigError(() => all(openTrace(after, 'burstgpt')), 'q2.csv:2 row: expected 6 comma-separated fields, and a comma right after the quoted cell that ends at column 14');
+  // A plain field-count mismatch keeps the short message.
+  const short = tmp.file('q3.csv', `TIMESTAMP,ContextTokens,GeneratedTokens\n${STAMP},10\n`);
+  assertConfigError(() => all(openTrace(short, 'azure')), 'q3.csv:2 row: expected 3 comma-separated fields, got');
+});
+
+
+
 test('BurstGPT failures written as 0, 00, " 0 " or "0" are skipped and counted, like Azure GeneratedTokens 0 / 00', () => {
   const rows = ['0,ChatGPT,10,5,15,Conversation log', '1,ChatGPT,10,00,10,Conversation log', '2,ChatGPT,10, 0 ,10,Conversation log', '3,ChatGPT,10,"0",10,Conversation log', '4,GPT-4,10,0,10,API log', '5,GPT-4,10,007,17,API log'];
   const src = openTrace(tmp.file('b0.csv', [BURST, ...rows].join('\n')), 'burstgpt');
