@@ -1,4 +1,4 @@
-import { isNode, LineCounter, parseDocument, parse as parseYamlValue, visit } from 'yaml';
+import { isNode, LineCounter, parseDocument, visit } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, UserError } from './errors.ts';
 import { readTextFile } from './read-file.ts';
@@ -31,6 +31,8 @@ export function parseConfigText(text: string, source: string): ConfigDoc {
     const err = doc.errors[0]!;
     throw new ConfigError({ source, line: lc.linePos(err.pos[0]).line, expected, got: err.message.split('\n')[0] });
   }
+  const tag = unresolvedTag(doc);
+  if (tag) throw new ConfigError({ source, line: lc.linePos(tag.pos).line, expected: `${expected} whose tags resolve (or plain values: 1, 1.5, "text")`, got: tag.what });
   let raw: unknown;
   try {
     // toJS expands aliases; past MAX_ALIAS_COUNT expansions it throws (a "billion laughs" file), as it does for
@@ -189,7 +191,25 @@ export function overrideValue(text: string): unknown {
   if (text.trim() === '') return '';
   // The newline: at the very end of its input the yaml lexer takes a last quote as closing, so `'''` would
   // read as the string `'` and `"a\"` as `a"` instead of failing as unterminated.
-  return parseYamlValue(`${text}\n`);
+  const doc = parseDocument(`${text}\n`, { prettyErrors: false });
+  if (doc.errors.length > 0) throw doc.errors[0]!;
+  const tag = unresolvedTag(doc);
+  if (tag) throw new UnresolvedTagError(tag.what);
+  return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+}
+
+/** An `--set` value whose YAML tag does not resolve (`!!float 1`, `!mine x`): the yaml package would read it as a string. */
+class UnresolvedTagError extends Error {}
+
+/**
+ * The first tag the yaml package could not resolve, where and which: it only warns and reads the value as a
+ * string, so `seed: !!float 1` became "1" and failed later as "expected a number, got "1"".
+ */
+function unresolvedTag(doc: ReturnType<typeof parseDocument>): { pos: number; what: string } | undefined {
+  const w = doc.warnings.find((x) => x.code === 'TAG_RESOLVE_FAILED');
+  if (!w) return undefined;
+  const what = w.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '').replace('tag:yaml.org,2002:', '!!');
+  return { pos: w.pos[0], what };
 }
 
 /**
@@ -237,7 +257,8 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): PropertyK
     let value: unknown;
     try {
       value = overrideValue(split.value);
-    } catch {
+    } catch (e) {
+      if (e instanceof UnresolvedTagError) throw new UserError(`--set ${s}: the value's tag does not resolve (${e.message}); write the plain value (1, 1.5, "text")`);
       throw new UserError(`--set ${s}: the value is not a valid YAML scalar or flow collection`);
     }
     const path: PropertyKey[] = keys.map((k, i) => (!quoted[i] && /^\d+$/.test(k) ? Number(k) : k));

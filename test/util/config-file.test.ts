@@ -58,6 +58,17 @@ test('invalid YAML is reported with its line', () => {
   assert.throws(() => parseConfigText('a: [1, 2\nb: 3\n', 'h.yaml'), (e: unknown) => e instanceof ConfigError && /^h\.yaml:\d+: expected valid YAML/.test(e.message));
 });
 
+test('a YAML tag that does not resolve is refused where it is written, in a file and in --set (it used to read as a string)', () => {
+  assert.throws(() => parseConfigText('name: x\nseed: !!float 1\n', 't.yaml'), (e: unknown) => e instanceof ConfigError && e.message === 't.yaml:2: expected valid YAML whose tags resolve (or plain values: 1, 1.5, "text"), got "Unresolved tag: !!float"');
+  assert.throws(() => parseConfigText('name: !mine x\n', 'u.yaml'), (e: unknown) => e instanceof ConfigError && /^u\.yaml:1: .*got "Unresolved tag: !mine"/.test(e.message));
+  assert.throws(() => applyOverrides({}, ['seed=!!float 1']), (e: unknown) => e instanceof UserError && e.message === '--set seed=!!float 1: the value\'s tag does not resolve (Unresolved tag: !!float); write the plain value (1, 1.5, "text")');
+  // Tags that resolve keep working.
+  const o: Record<string, unknown> = {};
+  applyOverrides(o, ['a=!!int 3', 'b=!!str 5', 'c=!!float 1.5']);
+  assert.deepEqual(o, { a: 3, b: '5', c: 1.5 });
+  assert.deepEqual(parseConfigText('a: !!str 5\n', 'v.yaml').raw, { a: '5' });
+});
+
 test('paths format with dots and brackets', () => {
   assert.equal(formatPath(['fleet', 'pools', 0, 'count']), 'fleet.pools[0].count');
 });
