@@ -2,7 +2,7 @@ import { Rng } from '../../util/rng.ts';
 import { delayOf, type Coefficients } from './coefficients.ts';
 import { evaluate } from './evaluate.ts';
 import { allocateType, configFor, DEFAULT_GH_FLAGS, ghTables, greedy, type GhFlags, type GhTables } from './gh.ts';
-import { DEFAULT_LP_WORK, deploymentSearch } from './deploy-search.ts';
+import { DEFAULT_LP_WORK, deploymentSearch, type RelaxedCache } from './deploy-search.ts';
 import { polishRouting, type LpCounter } from './reroute.ts';
 import { EPS, State } from './state.ts';
 
@@ -301,8 +301,9 @@ export function agh(c: Coefficients, opts: AghOptions = {}): AghResult {
     // at (6,6,10) seeds 9, 10 and 16, same plans).
     const wideWork = maxWork / 5;
     const wideCounter: LpCounter = { solves: 0, work: 0, limit: wideWork };
+    const cache: RelaxedCache = new Map();
     for (const st of starts) {
-      let s = deploymentSearch(st, { counter, maxWork });
+      let s = deploymentSearch(st, { counter, maxWork, cache });
       // A plan that still strands demand (a tight budget, mostly) may improve only by swapping two pairs at
       // once — e.g. an 8B pair for a 34B one plus another for a cheaper model — where each half alone breaks the
       // budget or serves less, so its relaxation bound ranks it low. A second search from the same start then
@@ -311,7 +312,7 @@ export function agh(c: Coefficients, opts: AghOptions = {}): AghResult {
       // 984 % above the MILP optimum to it. It has its own work budget (`wideWork`), spent only on plans that
       // strand demand.
       if (s.u.some((u) => u > 1e-6) && wideCounter.work < wideWork) {
-        const wide = deploymentSearch(st, { counter: wideCounter, maxWork: wideWork, pairTop: 40 });
+        const wide = deploymentSearch(st, { counter: wideCounter, maxWork: wideWork, pairTop: 40, cache });
         if (wide.objective() < s.objective() - 1e-9) s = wide;
       }
       if (s.objective() < best.state.objective() - 1e-9 && evaluate(c, s.toAllocation()).feasible) best = { ...best, state: s, feasible: true };

@@ -178,14 +178,15 @@ export function rerouteLp(s: State): State | null {
 
 /**
  * LP relaxation of routing deployment `cfg` (z = x): a lower bound on its routed objective, and the routes the
- * relaxation uses (a starting admission set for `routeDeployment`). Null when the LP cannot be posed.
+ * relaxation uses (route indices t, ascending: a starting admission set for `routeDeployment`). Null when the LP
+ * cannot be posed.
  */
-export function relaxedRouting(c: Coefficients, cfg: Int32Array, counter?: LpCounter): { bound: number; support: Uint8Array } | null {
+export function relaxedRouting(c: Coefficients, cfg: Int32Array, counter?: LpCounter): { bound: number; support: Int32Array } | null {
   const lp = solveRouteLp(c, cfg, null, counter);
   if (!lp) return null;
-  const support = new Uint8Array(c.I * c.J * c.K);
-  lp.cols.forEach((t, col) => { if (lp.x[col]! > 1e-7) support[t] = 1; });
-  return { bound: lp.objective, support };
+  const support: number[] = [];
+  lp.cols.forEach((t, col) => { if (lp.x[col]! > 1e-7) support.push(t); });
+  return { bound: lp.objective, support: Int32Array.from(support) };
 }
 
 export interface PolishOptions {

@@ -6,7 +6,7 @@ import { evaluate } from '../../../src/optimize/joint-allocation/evaluate.ts';
 import { agh } from '../../../src/optimize/joint-allocation/agh.ts';
 import { deploymentSearch } from '../../../src/optimize/joint-allocation/deploy-search.ts';
 import { greedy } from '../../../src/optimize/joint-allocation/gh.ts';
-import { polishRouting, relaxedRouting, rerouteLp, routeDeployment } from '../../../src/optimize/joint-allocation/reroute.ts';
+import { polishRouting, relaxedRouting, rerouteLp, routeDeployment, type LpCounter } from '../../../src/optimize/joint-allocation/reroute.ts';
 import { routeFixed } from '../../../src/optimize/joint-allocation/route.ts';
 import { solveMilp } from '../../../src/optimize/joint-allocation/milp.ts';
 
@@ -34,7 +34,9 @@ test('the relaxed routing bound never exceeds the routed objective of the same d
     const c = buildCoefficients(generateProblem(6, 6, 10, seed));
     const s = agh(c, { seed, exact: true }).state;
     const r = relaxedRouting(c, s.cfg)!;
-    const routed = routeDeployment(c, s.cfg, r.support, { drops: true })!;
+    const z = new Uint8Array(c.I * c.J * c.K);
+    for (const t of r.support) z[t] = 1;
+    const routed = routeDeployment(c, s.cfg, z, { drops: true })!;
     assert.ok(r.bound <= routed.objective() + 1e-6, `seed ${seed}: bound ${r.bound} > routed ${routed.objective()}`);
     assert.ok(r.bound <= s.objective() + 1e-6);
   }
@@ -53,6 +55,23 @@ test('polishing and the deployment search never return a worse or infeasible pla
     assert.ok(ev.feasible, JSON.stringify(ev.violations.slice(0, 2)));
     assert.ok(rel(ev.objective, d.objective()) < 1e-9);
   }
+});
+
+test('a deployment search sharing a relaxation cache solves no deployment\'s relaxed LP twice, and finds the same plan', () => {
+  const c = buildCoefficients(generateProblem(6, 6, 10, 9));
+  const start = polishRouting(greedy(c));
+  const cache = new Map();
+  const first: LpCounter = { solves: 0, work: 0 };
+  const a = deploymentSearch(start, { counter: first, maxWork: Infinity, cache });
+  const fresh: LpCounter = { solves: 0, work: 0 };
+  const b = deploymentSearch(start, { counter: fresh, maxWork: Infinity });
+  const again: LpCounter = { solves: 0, work: 0 };
+  const d = deploymentSearch(start, { counter: again, maxWork: Infinity, cache });
+  assert.equal(a.objective(), b.objective());
+  assert.equal(d.objective(), a.objective());
+  // The repeat only routes (its neighbours' relaxations are all cached); without a cache it solves them again.
+  assert.ok(cache.size > 100, `${cache.size} cached`);
+  assert.ok(fresh.solves === first.solves && again.solves < first.solves - cache.size / 2, `${again.solves} vs ${first.solves}`);
 });
 
 test('AGH reaches the MILP optimum within 1 % on (4,4,5) seeds where Algorithm 2 alone stops 8–60 % short', async () => {
