@@ -1,5 +1,13 @@
 import { z } from 'zod';
 import { issueError } from '../util/config-file.ts';
+import { MAX_TRACE_ARRIVAL_S } from '../workload/fields.ts';
+
+/**
+ * A time or duration in seconds, in a scenario or a policy's options: at most 1e10 s (the trace readers' limit on
+ * arrivals). A timer past it never fires within any trace, and past it a double is too coarse for the latencies
+ * simulated; huge values used to run (1e300 s) without saying what they meant.
+ */
+export const seconds = z.number().min(0).max(MAX_TRACE_ARRIVAL_S, 's (about 317 years, the longest trace span; past it a double is too coarse for the latencies simulated)');
 
 /** Validates a policy's options with its schema; the first problem is a ConfigError at `<prefix>.<key>`. */
 export function parsePolicyOptions<S extends z.ZodType>(schema: S, options: unknown, prefix: readonly string[]): z.output<S> {

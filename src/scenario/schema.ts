@@ -5,21 +5,19 @@ import { SCALER_NAMES } from '../policy/scaling/registry.ts';
 import { queueOrders } from '../policy/scheduling/registry.ts';
 import { workloadSchema } from '../workload/schema.ts';
 import { lengthPredictors, type LengthPredictorName } from '../forecast/length/registry.ts';
-import { MAX_TRACE_ARRIVAL_S } from '../workload/fields.ts';
+import { seconds } from '../policy/options.ts';
 
 const posInt = z.number().int().positive();
 /**
  * Upper bounds of the scenario's durations. Every one of them moves a simulated time forward (an arrival at an
  * instance, an instance ready, an action, a cooldown's end); past about 1e10 s a double is too coarse for the
  * latencies measured (routing.dispatchDelayS 1e300 gave TPOT 0 and 6.8e297 USD, 1e9 a 5,000,000-row timeline
- * error blaming output.timelineIntervalS). So: any time or duration at most MAX_TRACE_ARRIVAL_S (1e10 s, the
- * trace readers' limit on arrivals), and tighter where a physical maximum is plain: a delay every request pays
- * (gateway, network, migration stall) at most a day, a VM acquisition, model load or spot reclaim at most a week.
+ * error blaming output.timelineIntervalS). So: any time or duration at most 1e10 s (`seconds`, shared with the
+ * policies' options), and tighter where a physical maximum is plain: a delay every request pays (gateway, network,
+ * migration stall) at most a day, a VM acquisition, model load or spot reclaim at most a week.
  */
-export const MAX_SCENARIO_S = MAX_TRACE_ARRIVAL_S;
 export const MAX_REQUEST_DELAY_S = 86_400;
 export const MAX_LEAD_TIME_S = 7 * 86_400;
-const seconds = z.number().min(0).max(MAX_SCENARIO_S, 's (about 317 years, the longest trace span; past it a double is too coarse for the latencies simulated)');
 /** A delay every request (or migration) pays on its way: a day is far past any gateway, network or stall. */
 const requestDelay = z.number().min(0).max(MAX_REQUEST_DELAY_S, 's (one day; far past any gateway, network or migration delay)');
 /** Provisioning and spot lead times: a week is far past any VM acquisition or model load (papers: minutes to 2 h). */
@@ -180,10 +178,10 @@ const utility = z.number().min(0).max(1e12);
 
 export const sloSchema = z
   .object({
-    ttftS: z.number().positive().default(2),
-    tpotS: z.number().positive().default(0.2),
+    ttftS: seconds.positive().default(2),
+    tpotS: seconds.positive().default(0.2),
     /** PreServe's SLO on normalised latency (E2E / output tokens, s): when set it alone judges a request (TTFT and TPOT reported only). */
-    normalizedE2eS: z.number().positive().optional(),
+    normalizedE2eS: seconds.positive().optional(),
     /** What a request earns when it meets these targets (SageServe's per-request utility); unset: not reported. */
     utility: utility.optional(),
   })
@@ -191,7 +189,7 @@ export const sloSchema = z
 
 /** `slo.tiers.<tier>`: the same fields without defaults. */
 export const tierSloSchema = z
-  .object({ ttftS: z.number().positive().optional(), tpotS: z.number().positive().optional(), utility: utility.optional() })
+  .object({ ttftS: seconds.positive().optional(), tpotS: seconds.positive().optional(), utility: utility.optional() })
   .strict();
 
 export const scenarioSchema = z
@@ -260,7 +258,7 @@ export const scenarioSchema = z
          * `scheduled` runs no policy, only `actions` (which any policy may be given as well).
          */
         policy: z.enum([...SCALER_NAMES, 'scheduled']).default('none'),
-        intervalS: z.number().positive().default(60),
+        intervalS: seconds.positive().default(60),
         /**
          * Options of the selected policy, deep-merged over its `perPolicy` entry ({@link selectedOptions}): a nested
          * block keeps the entry's keys this one leaves out; lists and scalars replace.
@@ -327,11 +325,11 @@ export const scenarioSchema = z
     output: z
       // A row per interval is kept in memory: the simulator stops past MAX_TIMELINE_ROWS (timeline.ts); below 1 ms a
       // run would only reach that limit, slowly.
-      .object({ timelineIntervalS: z.number().min(0.001).default(60) })
+      .object({ timelineIntervalS: seconds.min(0.001).default(60) })
       .strict()
       .default({ timelineIntervalS: 60 }),
     /** Stop the simulation at this time (seconds); by default it runs until every request has finished. */
-    endS: z.number().positive().optional(),
+    endS: seconds.positive().optional(),
     /**
      * Network delay from a request's region (origin) to the region of the instance it is sent to, added before
      * it reaches the instance (so it is part of TTFT and E2E). Unset or 0: none.
@@ -353,7 +351,7 @@ export const scenarioSchema = z
       .strict()
       .default({ bandwidthGBps: 10, stallS: 0.02, lastStageMaxBlocks: 16, maxStages: 3 }),
     /** Run-time safety net: a request routed nowhere for this long is dropped with reason 'no-instance'. */
-    maxDeferS: z.number().positive().default(3600),
+    maxDeferS: seconds.positive().default(3600),
   })
   .strict();
 

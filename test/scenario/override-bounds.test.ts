@@ -48,6 +48,15 @@ test('scenario durations have an upper bound (routing.dispatchDelayS 1e300 gave 
   rejects('scenarios/sageserve-peak-day.yaml', 'fleet.spot.remoteWeightsS=1e300', /fleet\.spot\.remoteWeightsS: expected ≤ 604800 s/);
   rejects('scenarios/default.yaml', 'scaling.downCooldownS=1e300', /scaling\.downCooldownS: expected ≤ 10000000000 s/);
   rejects('scenarios/default.yaml', 'scaling.actions=[{atS: 1e300, action: add, pool: p}]', /scaling\.actions\[0\]\.atS: expected ≤ 10000000000 s/);
+  // Every other time in a scenario and in the policies' options has the same 1e10-s bound (session 19: endS,
+  // maxDeferS, the SLOs, the scaler interval and the SageServe/PreServe/tier-queue timers were unbounded).
+  const long = /expected ≤ 10000000000 s \(about 317 years/;
+  assert.throws(() => loadScenario({ file: 'scenarios/default.yaml', sets: ['endS=1e300'] }), (e: Error) => e instanceof UserError && /endS: expected ≤ 10000000000 s/.test(e.message));
+  for (const set of ['maxDeferS=1e300', 'slo.ttftS=1e11', 'scaling.intervalS=1e300']) rejects('scenarios/default.yaml', set, new RegExp(`${set.split('=')[0]!.replace('.', '\\.')}: ${long.source}`));
+  for (const set of ['routing.options.niwPromoteAfterS=1e300', 'scaling.options.startupS=1e300', 'scaling.options.chironDeadlineS=1e11', 'scheduling.options.promoteAfterS=1e300']) {
+    rejects('scenarios/sageserve-peak-day.yaml', set, new RegExp(`${set.split('=')[0]!.replaceAll('.', '\\.')}: ${long.source}`));
+  }
+  rejects('scenarios/preserve-scaling.yaml', 'scaling.options.windowS=1e300', /scaling\.options\.windowS: expected ≤ 10000000000 s/);
   // The values real scenarios use still load (PreServe's 45.6 ms, SageServe's lead times).
   const ok = loadScenario({ file: 'scenarios/sageserve-peak-day.yaml', sets: ['routing.dispatchDelayS=0.0456', 'fleet.provisioning.vmAcquireS=86400', 'fleet.spot.otherModelS=604800'] }).scenario;
   assert.equal(ok.routing.dispatchDelayS, 0.0456);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { withPresets } from '../options.ts';
+import { seconds, withPresets } from '../options.ts';
 import { niwReleaseCount } from '../sageserve/niw.ts';
 import { deployments, effectiveUtil, regionPreference } from '../sageserve/util.ts';
 import type { FleetView, InstanceView, RequestView } from '../types.ts';
@@ -50,7 +50,7 @@ const routerOptionsObject = z
     niwOneBelow: z.number().min(0).max(1).default(0.6),
     niwTwoBelow: z.number().min(0).max(1).default(0.5),
     /** NIW older than this is released at once and routed like IW (age > 10 h ⇒ priority 0). */
-    niwPromoteAfterS: z.number().min(0).default(36_000),
+    niwPromoteAfterS: seconds.default(36_000),
     /**
      * Seconds between the periodic signals every endpoint sends the NIW queue manager (the paper: "periodically",
      * no period given; the released code signals at each completion only, which the simulator also does). 30 s:

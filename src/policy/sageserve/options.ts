@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { withPresets } from '../options.ts';
+import { seconds, withPresets } from '../options.ts';
 
 /**
  * Options every SageServe scaler accepts (reactive, lt-i, lt-u, lt-ua, siloed, chiron), so a scenario can
@@ -33,7 +33,7 @@ const scalingOptionsObject = z
      */
     ltuEmergencyAbove: z.number().min(0).max(1).nullable().default(null),
     /** Seconds between two scaling events of one endpoint (Reactive: 15 s). */
-    cooldownS: z.number().min(0).default(15),
+    cooldownS: seconds.default(15),
     /** Reactive: also wait until the previous scale-out is ready (false = the paper's plain cooldown). */
     waitForProvisioning: z.boolean().default(false),
     /**
@@ -65,13 +65,13 @@ const scalingOptionsObject = z
     /** ILP: ε (local coverage share), α (VM price per hour), model start-up time (σ = α × hours). */
     epsilon: z.number().positive().max(1).default(1),
     alphaUsdPerHour: z.number().min(0).default(98.32),
-    startupS: z.number().min(0).default(600),
+    startupS: seconds.default(600),
     /** LT-UA override: last `overrideWindowS` of each hour, observed/forecast ≥ up ⇒ out, ≤ down ⇒ in. */
-    overrideWindowS: z.number().min(0).default(1200),
+    overrideWindowS: seconds.default(1200),
     overrideUpRatio: z.number().positive().default(5),
     overrideDownRatio: z.number().min(0).default(0.5),
     /** Window over which LT-UA's "observed TPS" is averaged [infer: the paper leaves it open]. */
-    observeS: z.number().positive().default(300),
+    observeS: seconds.positive().default(300),
     /**
      * LT-UA: act on the ratio only when capacity disagrees too: out only while observed > instances × θ, in only
      * while observed ≤ (instances − 1) × θ [infer: without it a near-zero night forecast turns noise into churn].
@@ -114,9 +114,9 @@ const scalingOptionsObject = z
     chironWaitForProvisioning: z.boolean().default(true),
     /** Chiron: interactive backpressure threshold Θ and the batch drain-time rule (code's constants). */
     chironIbp: z.number().min(0).max(1).default(0.6),
-    chironPromptTimeS: z.number().min(0).default(10),
+    chironPromptTimeS: seconds.default(10),
     chironDecodeTps: z.number().positive().default(100),
-    chironDeadlineS: z.number().positive().default(86_400),
+    chironDeadlineS: seconds.positive().default(86_400),
   })
   .strict()
   .refine((o) => o.scaleDownBelow < o.scaleUpAbove, { message: 'scaleDownBelow must be < scaleUpAbove', path: ['scaleDownBelow'] })

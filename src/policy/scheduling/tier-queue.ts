@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { SimRequest } from '../../engine/request.ts';
-import { parsePolicyOptions } from '../options.ts';
+import { parsePolicyOptions, seconds } from '../options.ts';
 import type { QueueOrderContext, WaitingQueue } from './types.ts';
 
 /**
@@ -20,18 +20,18 @@ export const tierQueueOptions = z
     /** Tiers from most to least important; tiers not listed rank after every listed one. */
     tierPriority: z.array(z.string().min(1)).min(1).default(['iw-f', 'iw-n', 'niw']),
     /** TTFT deadline per tier in seconds after arrival; a tier not listed uses the request's own deadlineS. */
-    ttftS: z.record(z.string(), z.number().positive()).default({}),
+    ttftS: z.record(z.string(), seconds.positive()).default({}),
     /** DPA expiry slack τ_n (s): d_r < −τ_n is severely expired. */
-    tauNS: z.number().positive().default(60),
+    tauNS: seconds.positive().default(60),
     /** DPA urgency window τ_p (s): 0 ≤ d_r ≤ τ_p is urgent. */
-    tauPS: z.number().positive().default(5),
+    tauPS: seconds.positive().default(5),
     /**
      * Every order (FCFS included): a request of `promoteTier` that enters an instance queue `promoteAfterS`
      * or more after its arrival is promoted to priority 0 and served before everything else (SageServe
      * §6.2: NIW older than 10 h joins IW's class; see promotion.ts). null: never. Defaults: niw, 10 h.
      */
     promoteTier: z.string().min(1).default('niw'),
-    promoteAfterS: z.number().min(0).nullable().default(36_000),
+    promoteAfterS: seconds.nullable().default(36_000),
   })
   .strict();
 
