@@ -87,11 +87,12 @@ test('the MILP starts from AGH\'s plan by default (recorded in plan.json), and c
 });
 
 test('aghLpWork sets AGH\'s LP budget: a smaller one than the default finds the dearer plan that AGH with that budget finds', async () => {
-  const p = generateProblem(10, 10, 10, 6);
+  // (15,15,10) seed 1: the default reaches the proven optimum ($101.85), 2e8 stops 7 % above it.
+  const p = generateProblem(15, 15, 10, 1);
   const c = buildCoefficients(p);
-  const base = await solvePlan(p, { solver: 'agh', seed: 6 });
-  const less = await solvePlan(p, { solver: 'agh', seed: 6, aghLpWork: 2e8 });
-  assert.ok(Math.abs(base.objective! - evaluate(c, agh(c, { seed: 6 }).state.toAllocation()).objective) < 1e-9);
-  assert.ok(Math.abs(less.objective! - evaluate(c, agh(c, { seed: 6, maxLpWork: 2e8 }).state.toAllocation()).objective) < 1e-9);
+  const base = await solvePlan(p, { solver: 'agh', seed: 1 });
+  const less = await solvePlan(p, { solver: 'agh', seed: 1, aghLpWork: 2e8 });
+  assert.ok(Math.abs(base.objective! - evaluate(c, agh(c, { seed: 1 }).state.toAllocation()).objective) < 1e-9);
+  assert.ok(Math.abs(less.objective! - evaluate(c, agh(c, { seed: 1, maxLpWork: 2e8 }).state.toAllocation()).objective) < 1e-9);
   assert.ok(base.objective! < less.objective! * 0.95, `${base.objective} vs ${less.objective}`);
 });
