@@ -43,7 +43,7 @@ function deploymentKey(cfg: Int32Array): string {
   return key;
 }
 
-/** Simplex work cap of one AGH call's LPs (see LpCounter.work; ≈ 0.7–1.2 s at (10,10,10)–(20,20,20) on our 2-core machine). */
+/** Simplex work cap of one AGH call's LPs (see LpCounter.work; ≈ 0.8–1.3 s at (10,10,10)–(20,20,20) on our 2-core machine). */
 export const DEFAULT_LP_WORK = 1e9;
 
 /**
