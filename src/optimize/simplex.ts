@@ -80,8 +80,9 @@ export function solveDenseLp(lp: DenseLp, maxPivots = 50_000): DenseLpResult {
     }
     rhs[p] /= pv;
     T[rowP + q] = 1;
-    // Eliminate over the pivot row's non-zeros only: about a fifth of the columns on AGH's routing LPs, so this
-    // is ~2× faster than the full-row update (same arithmetic: the skipped terms subtract f·0).
+    // Eliminate over the pivot row's non-zeros only: about a fifth of the columns on AGH's routing LPs (measured:
+    // this function's profile time 3.5 → 2.4 s on four (10,10,10) AGH calls; same arithmetic, the skipped terms
+    // subtract f·0).
     for (let r = 0; r < m; r++) {
       if (r === p) continue;
       const f = T[r * W + q]!;

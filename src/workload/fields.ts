@@ -94,7 +94,7 @@ export function rowCells(line: string, width: number, path: string, lineNo: numb
 }
 
 /** The error for a data row that does not split into `width` fields: says when its quoting is what is wrong. */
-export function badRow(source: string, line: number, width: number, text: string): ConfigError {
+function badRow(source: string, line: number, width: number, text: string): ConfigError {
   const split = splitQuoted(text);
   const quoting = typeof split === 'string' ? `, and ${split}` : '';
   return new ConfigError({ source, line, path: 'row', expected: `${width} comma-separated fields${quoting}`, got: text });

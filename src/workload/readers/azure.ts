@@ -2,7 +2,7 @@ import { ConfigError } from '../../util/errors.ts';
 import type { TraceRequest } from '../types.ts';
 import { ByteLineReader } from '../line-reader.ts';
 import { utcDateMs } from '../../util/civil-date.ts';
-import { MAX_TRACE_ARRIVAL_S, arrivalTooLate, MAX_TRACE_TOKENS, SKIPPED_INPUT_EXPECTED, badRow, badValue, emptyTrace, headerNames, isBlank, outOfOrder, splitCsvLine, tokenCell, tokenCellOrZero } from '../fields.ts';
+import { MAX_TRACE_ARRIVAL_S, arrivalTooLate, MAX_TRACE_TOKENS, SKIPPED_INPUT_EXPECTED, badValue, emptyTrace, headerNames, isBlank, outOfOrder, rowCells, splitCsvLine, tokenCell, tokenCellOrZero } from '../fields.ts';
 import { skipRow, type TraceOptions, type TraceStats } from './reader.ts';
 
 /**
@@ -192,8 +192,7 @@ export function* readAzure(path: string, opts: TraceOptions, stats: TraceStats):
 function slowRow(lr: ByteLineReader, clock: AzureClock, columns: readonly string[]): { ticks: number; inputTokens: number; outputTokens: number } {
   const source = lr.path;
   const line = lr.lineNo;
-  const cells = splitCsvLine(lr.text());
-  if (cells === undefined || cells.length !== columns.length) throw badRow(source, line, columns.length, lr.text());
+  const cells = rowCells(lr.text(), columns.length, source, line);
   const stamp = Buffer.from(cells[0]!.trim());
   const ticks = clock.ticks(stamp, 0, stamp.length);
   if (ticks !== ticks) throw badValue(source, line, 'TIMESTAMP', TIMESTAMP_EXPECTED, cells[0]!);
