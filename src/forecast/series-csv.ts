@@ -55,7 +55,9 @@ export function parseSeriesCsv(text: string, source: string, impute: Imputation 
     // which is a bad data row and must fail naming its line, not vanish as a header.
     const first = cells[0]!.trim();
     if (ts.length === 0 && lineOf.length === 0 && !/^[-+\d.]/.test(first) && !/^(nan|infinity|inf)$/i.test(first)) {
-      if (cells.length !== 2) throw new ConfigError({ source, line, expected: 'header "timestamp_s,value"', got: raw });
+      if (cells.length !== 2 || !namesTime(cells[0]!, true) || namesTime(cells[1]!, false)) {
+        throw new ConfigError({ source, line, path: 'header', expected: '"timestamp_s,value" (the time column first)', got: raw });
+      }
       lineOf.push(-1); // header seen
       continue;
     }
@@ -96,6 +98,16 @@ export function parseSeriesCsv(text: string, source: string, impute: Imputation 
   });
   checkGaps(ts, idx, rows, step, source, impute);
   return fill(ts, vs, idx, step, impute);
+}
+
+/**
+ * Whether a header cell names a time column (`timestamp_s`, `time`, `date`, `epoch`, `ts`…): the header is the one
+ * place a file says which column is which, and swapped columns otherwise forecast the timestamps as values. `loose`
+ * also counts bare units (`t`, `s`, `sec`), which name a value column too (`requests_per_s`).
+ */
+function namesTime(cell: string, loose: boolean): boolean {
+  const words = cell.trim().replace(/^\uFEFF/, '').toLowerCase().split(/[^a-z]+/).filter(Boolean);
+  return words.some((w) => /time|date|epoch/.test(w) || w === 'ts' || (loose && ['t', 's', 'sec', 'secs', 'second', 'seconds'].includes(w)));
 }
 
 /** Most common spacing between consecutive rows (ties: the smaller), so one stray row cannot change the step. */

@@ -48,6 +48,15 @@ test('reads a timestamp_s,value CSV with header and infers the step', () => {
   assert.equal(s.stepS, 600);
 });
 
+test('a series header must put the time column first: swapped columns would forecast the timestamps', () => {
+  for (const h of ['timestamp_s,value', 'time,requests_per_s', 't,v', 'Date,Count', 'ts,load']) {
+    assert.deepEqual(parseSeriesCsv(`${h}\n0,5\n60,6\n`, 'x.csv').values, [5, 6], h);
+  }
+  for (const h of ['value,timestamp_s', 'requests,time', 'foo,bar']) {
+    assert.throws(() => parseSeriesCsv(`${h}\n100,0\n101,60\n`, 'x.csv'), (e: Error) => e.message === `x.csv:1 header: expected "timestamp_s,value" (the time column first), got "${h}"`);
+  }
+});
+
 test('bad series rows fail naming file and line', () => {
   assert.throws(() => parseSeriesCsv('timestamp_s,value\n0,1\n60,NaN\n', 'x.csv'), /x\.csv:3 value: expected a finite number/);
   assert.throws(() => parseSeriesCsv('timestamp_s,value\n0,1\n60,-2\n', 'x.csv'), /x\.csv:3 value: expected a value ≥ 0, got -2/);

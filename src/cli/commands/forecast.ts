@@ -148,7 +148,7 @@ function traceInputs(o: Flags): { inputs: Named[]; note: InputNote } {
   // The trace ends inside its last bucket, which would read as a sudden drop in load: leave that bucket out.
   const buckets = all[0]!.requestsPerS.length;
   if (buckets < 3) {
-    throw new UserError(`${path}: spans ${buckets} bucket(s) of ${o.granularity}; a forecast needs at least 2 whole ones after the partial last bucket (use a finer --granularity)`);
+    throw new UserError(`${path}: spans ${buckets} bucket(s) of ${/^[\d.]+$/.test(o.granularity!.trim()) ? `${stepS} s` : o.granularity!.trim()}; a forecast needs at least 2 whole ones after the partial last bucket (use a finer --granularity)`);
   }
   const dropped = Math.round(all.reduce((sum, s) => sum + s.requestsPerS[buckets - 1]! * stepS, 0));
   const lastS = all[0]!.startS + (buckets - 1) * stepS;
