@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command, CommanderError, type Option } from 'commander';
 import { UserError } from '../util/errors.ts';
+import { PROJECT_ROOT } from '../util/paths.ts';
 
 type Register = (program: Command) => void;
 
@@ -22,6 +25,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
 export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('llmfleet')
     .description('Simulate, plan and run LLM inference fleets')
+    .version((JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version)
     // Parse errors are printed by main, as one line (commanderLine); help still goes to stdout as usual.
     .configureOutput({ outputError: () => {} })
     .exitOverride();

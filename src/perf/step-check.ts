@@ -1,4 +1,4 @@
-import { relative } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { BUILTIN_CATALOG, type Catalog } from '../model/catalog.ts';
 import { vocabParams } from '../model/params.ts';
 import type { ModelSpec } from '../model/types.ts';
@@ -70,10 +70,12 @@ function shapeOf(prompts: number, promptTokens: number, decodes: number, context
 
 /** Checks one or more measured-step files together (one fit per device over all of them). */
 export function checkMeasuredSteps(files: string | readonly string[], catalog: Catalog = BUILTIN_CATALOG): StepCheckResult {
-  const sources = (typeof files === 'string' ? [files] : files).map((f) => relative(process.cwd(), f) || f);
+  const list = typeof files === 'string' ? [files] : files;
+  // Relative in step-check.json (the bundled files read the same on every machine); errors name the absolute path.
+  const sources = list.map((f) => relative(process.cwd(), f) || f);
   const deps = new Map<string, Deployment>();
-  const obs = sources.flatMap((source) => observations(source, catalog, deps));
-  if (obs.length === 0) throw new ConfigError({ source: sources.join(', '), line: 2, expected: 'at least one measured step', got: 'none' });
+  const obs = list.flatMap((f) => observations(resolve(f), catalog, deps));
+  if (obs.length === 0) throw new ConfigError({ source: list.map((f) => resolve(f)).join(', '), line: 2, expected: 'at least one measured step', got: 'none' });
   const { keys, fits } = checkGroups(obs, ['compute', 'memory', 'perLayerOverheadS'], (e) => e, (hw, calibrated) => efficiencyFor(hw, {}, { calibrated }), noLayerLatency);
   return { sources, keys, fits };
 }

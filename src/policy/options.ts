@@ -7,7 +7,11 @@ import { MAX_TRACE_ARRIVAL_S } from '../workload/fields.ts';
  * arrivals). A timer past it never fires within any trace, and past it a double is too coarse for the latencies
  * simulated; huge values used to run (1e300 s) without saying what they meant.
  */
-export const seconds = z.number().min(0).max(MAX_TRACE_ARRIVAL_S, 's (about 317 years, the longest trace span; past it a double is too coarse for the latencies simulated)');
+export const secondsFrom = (min: number, exclusive = false) =>
+  (exclusive ? z.number().gt(min) : z.number().min(min)).max(MAX_TRACE_ARRIVAL_S, 's (about 317 years, the longest trace span; past it a double is too coarse for the latencies simulated)');
+export const seconds = secondsFrom(0);
+/** A duration that must be > 0 (one lower bound, so -1 and 0 get the same message). */
+export const positiveSeconds = secondsFrom(0, true);
 
 /** Validates a policy's options with its schema; the first problem is a ConfigError at `<prefix>.<key>`. */
 export function parsePolicyOptions<S extends z.ZodType>(schema: S, options: unknown, prefix: readonly string[]): z.output<S> {

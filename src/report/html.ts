@@ -139,7 +139,7 @@ function latencyTable(run: ReportRun | undefined): string {
   return (
     `<table class="latency"><thead><tr><th>latency</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th></tr></thead><tbody>${rows}</tbody></table>` +
     `<p class="note">${r.completed.toLocaleString('en-US')} completed, ${r.dropped} dropped, ${r.unfinished} unfinished · ` +
-    `${f.instances} instances started (peak ${f.peakInstances} at once), ${f.gpuHours.toFixed(2)} GPU-h, $${f.costUsd.toFixed(2)} · ` +
+    `${f.instances} instance${f.instances === 1 ? '' : 's'} started (peak ${f.peakInstances} at once), ${f.gpuHours.toFixed(2)} GPU-h, $${f.costUsd.toFixed(2)} · ` +
     `${s.throughput.requestsPerSecond.toFixed(2)} req/s, ${s.throughput.outputTokensPerSecond.toFixed(0)} output tok/s</p>`
   );
 }

@@ -7,7 +7,7 @@ import { scalers, type ScalerName } from '../policy/scaling/registry.ts';
 import { tierQueueOptions } from '../policy/scheduling/tier-queue.ts';
 import { BUILTIN_CATALOG, loadCatalogFile } from '../model/catalog.ts';
 import { applyOverrides, issueError, readConfigFile, validateConfig, valueAt, type ConfigDoc } from '../util/config-file.ts';
-import { UserError } from '../util/errors.ts';
+import { ConfigError, UserError } from '../util/errors.ts';
 import { TRACE_FORMATS, type TraceFormat } from '../workload/types.ts';
 import { checkScenarioNames } from './names.ts';
 import { resolvedScaling, scenarioSchema, selectedOptions, type Scenario } from './schema.ts';
@@ -92,6 +92,10 @@ export function validateScenario(doc: ConfigDoc, raw: Record<string, unknown>, o
     }
     return best?.flag;
   };
+  // A fleet without a workload (plan's fleet.yaml) is the common case of this: say how to supply one.
+  if (raw.workload === undefined) {
+    throw new ConfigError({ source: doc.source, path: 'workload', expected: 'a workload: block (trace or synthetic) in the file, or --trace FILE (the field is missing)' });
+  }
   const sc = validateConfig({ ...doc, raw }, scenarioSchema, sourceFor);
   checkPolicyOptions(sc, { ...doc, raw }, sourceFor);
   const catalog = sc.catalog ? loadCatalogFile(resolve(dirname(doc.source), sc.catalog)) : BUILTIN_CATALOG;

@@ -5,7 +5,7 @@ import { SCALER_NAMES } from '../policy/scaling/registry.ts';
 import { queueOrders } from '../policy/scheduling/registry.ts';
 import { workloadSchema } from '../workload/schema.ts';
 import { lengthPredictors, type LengthPredictorName } from '../forecast/length/registry.ts';
-import { seconds } from '../policy/options.ts';
+import { positiveSeconds, seconds, secondsFrom } from '../policy/options.ts';
 
 const posInt = z.number().int().positive();
 /**
@@ -178,10 +178,10 @@ const utility = z.number().min(0).max(1e12);
 
 export const sloSchema = z
   .object({
-    ttftS: seconds.positive().default(2),
-    tpotS: seconds.positive().default(0.2),
+    ttftS: positiveSeconds.default(2),
+    tpotS: positiveSeconds.default(0.2),
     /** PreServe's SLO on normalised latency (E2E / output tokens, s): when set it alone judges a request (TTFT and TPOT reported only). */
-    normalizedE2eS: seconds.positive().optional(),
+    normalizedE2eS: positiveSeconds.optional(),
     /** What a request earns when it meets these targets (SageServe's per-request utility); unset: not reported. */
     utility: utility.optional(),
   })
@@ -189,7 +189,7 @@ export const sloSchema = z
 
 /** `slo.tiers.<tier>`: the same fields without defaults. */
 export const tierSloSchema = z
-  .object({ ttftS: seconds.positive().optional(), tpotS: seconds.positive().optional(), utility: utility.optional() })
+  .object({ ttftS: positiveSeconds.optional(), tpotS: positiveSeconds.optional(), utility: utility.optional() })
   .strict();
 
 export const scenarioSchema = z
@@ -258,7 +258,7 @@ export const scenarioSchema = z
          * `scheduled` runs no policy, only `actions` (which any policy may be given as well).
          */
         policy: z.enum([...SCALER_NAMES, 'scheduled']).default('none'),
-        intervalS: seconds.positive().default(60),
+        intervalS: positiveSeconds.default(60),
         /**
          * Options of the selected policy, deep-merged over its `perPolicy` entry ({@link selectedOptions}): a nested
          * block keeps the entry's keys this one leaves out; lists and scalars replace.
@@ -325,11 +325,11 @@ export const scenarioSchema = z
     output: z
       // A row per interval is kept in memory: the simulator stops past MAX_TIMELINE_ROWS (timeline.ts); below 1 ms a
       // run would only reach that limit, slowly.
-      .object({ timelineIntervalS: seconds.min(0.001).default(60) })
+      .object({ timelineIntervalS: secondsFrom(0.001).default(60) })
       .strict()
       .default({ timelineIntervalS: 60 }),
     /** Stop the simulation at this time (seconds); by default it runs until every request has finished. */
-    endS: seconds.positive().optional(),
+    endS: positiveSeconds.optional(),
     /**
      * Network delay from a request's region (origin) to the region of the instance it is sent to, added before
      * it reaches the instance (so it is part of TTFT and E2E). Unset or 0: none.
@@ -351,7 +351,7 @@ export const scenarioSchema = z
       .strict()
       .default({ bandwidthGBps: 10, stallS: 0.02, lastStageMaxBlocks: 16, maxStages: 3 }),
     /** Run-time safety net: a request routed nowhere for this long is dropped with reason 'no-instance'. */
-    maxDeferS: seconds.positive().default(3600),
+    maxDeferS: positiveSeconds.default(3600),
   })
   .strict();
 

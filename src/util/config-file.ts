@@ -27,6 +27,9 @@ export function parseConfigText(text: string, source: string): ConfigDoc {
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
   const expected = /\.json$/i.test(source) ? 'valid JSON' : /\.ya?ml$/i.test(source) ? 'valid YAML' : 'valid YAML or JSON';
+  // A .json file is held to JSON: YAML would also take a trailing comma, a comment or YAML text, which JSON tools
+  // reading the same file refuse.
+  if (expected === 'valid JSON') checkJson(text, source);
   if (doc.errors.length > 0) {
     const err = doc.errors[0]!;
     throw new ConfigError({ source, line: lc.linePos(err.pos[0]).line, expected, got: err.message.split('\n')[0] });
@@ -57,6 +60,38 @@ export function parseConfigText(text: string, source: string): ConfigDoc {
     },
     has: (path) => path.length === 0 || doc.hasIn(path as (string | number)[]),
   };
+}
+
+/** Throws a ConfigError at the line of the first JSON syntax error in `text` (a leading BOM allowed). */
+function checkJson(text: string, source: string): void {
+  const body = text.replace(/^\uFEFF/, '');
+  if (body.trim() === '') return; // an empty document: the caller's schema says what it should hold
+  try {
+    JSON.parse(body);
+  } catch (e) {
+    const { pos, what } = jsonErrorAt((e as Error).message, body);
+    const line = pos !== undefined ? body.slice(0, pos).split('\n').length : undefined;
+    throw new ConfigError({ source, ...(line !== undefined ? { line } : {}), expected: 'valid JSON', got: what });
+  }
+}
+
+/**
+ * Where V8's JSON.parse error points, and its message without the source excerpt. V8 says either "… at position N"
+ * or "Unexpected token 'X', "excerpt" is not valid JSON", the excerpt cut to 10 characters either side of the
+ * token ("…" marks a cut); the end of input is the last line.
+ */
+function jsonErrorAt(msg: string, body: string): { pos?: number; what: string } {
+  const at = / in JSON at position (\d+)/.exec(msg);
+  if (at) return { pos: Number(at[1]), what: msg.slice(0, at.index) };
+  const tok = /^(Unexpected token '([\s\S])'), (\.\.\.)?"([\s\S]*?)"(\.\.\.)? is not valid JSON$/.exec(msg);
+  if (tok) {
+    const [, what, ch, cut, excerpt] = tok as unknown as [string, string, string, string | undefined, string];
+    const from = cut ? body.indexOf(excerpt) : 0;
+    const pos = from < 0 ? undefined : cut ? from + 10 : excerpt.indexOf(ch);
+    return { ...(pos !== undefined && pos >= 0 ? { pos } : {}), what };
+  }
+  if (/Unexpected end of JSON input/.test(msg)) return { pos: body.trimEnd().length, what: 'the file ends inside a value' };
+  return { what: msg.split('\n')[0]! };
 }
 
 /**

@@ -36,7 +36,7 @@ export function readHeadedCsv(text: string, source: string, required: readonly s
       headerLine = line;
       col = new Map(header.map((h, i) => [h, i]));
       const missing = required.filter((c) => !col.has(c));
-      if (missing.length > 0) throw new ConfigError({ source, line, expected: `a header with columns ${required.join(', ')}`, got: `missing ${missing.join(', ')}` });
+      if (missing.length > 0) throw new ConfigError({ source, line, expected: `a header with columns ${required.join(', ')}${missing.length < required.length ? ` (this one lacks ${missing.join(', ')})` : ''}`, got: raw });
       continue;
     }
     if (cells.length !== header.length) throw new ConfigError({ source, line, expected: `${header.length} cells`, got: cells.length });

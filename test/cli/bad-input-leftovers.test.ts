@@ -113,7 +113,7 @@ test('a FIFO with no writer or /dev/zero as an input file is one line, not a run
   const o = join(dir, 'o');
   // Each hung (status null after the 30-s timeout): readFileSync waited for a writer, or read /dev/zero for ever.
   const cases: [string[], string][] = [
-    [['simulate', '--scenario', fifo, '--out', o, '--no-report'], `${fifo} workload: expected a value of type object (the field is missing)`],
+    [['simulate', '--scenario', fifo, '--out', o, '--no-report'], `${fifo} workload: expected a workload: block (trace or synthetic) in the file, or --trace FILE (the field is missing)`],
     [['simulate', '--scenario', '/dev/zero', '--out', o, '--no-report'], '/dev/zero: cannot read the file (a pipe or device giving more than 64 MiB; expected a file)'],
     [['forecast', '--series', fifo, '--horizon', '2', '--out', o], `${fifo}: expected at least 2 data rows "timestamp_s,value", got 0`],
     [['forecast', '--series', '/dev/zero', '--horizon', '2', '--out', o], '/dev/zero: cannot read series file (a pipe or device giving more than 64 MiB; expected a file)'],

@@ -84,3 +84,9 @@ test('files given by a relative path are named by their absolute path in errors'
   assert.equal(oneLine(cli(['calibrate', '--steps', 'nope.csv', '--out', join(dir, 'c')], dir), 'steps'), `llmfleet: --steps ${dir}/nope.csv: file not found\n`);
   assert.ok(oneLine(cli(['serve', '--config', 'nope.yaml'], dir), 'serve').startsWith(`llmfleet: ${dir}/nope.yaml: `));
 });
+
+test('llmfleet --version prints the package version and exits 0 (it was an unknown option, exit 2)', () => {
+  const r = cli(['--version']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^\d+\.\d+\.\d+\n$/);
+});

@@ -68,7 +68,7 @@ test('a key the table lacks is an error listing the keys it has', () => {
 });
 
 test('bad files name the line and column', () => {
-  assert.throws(() => parseProfileCsv('model,hardware\nm,g\n', 'a.csv'), /a\.csv:1: expected a header with columns .*missing prompt_size/);
+  assert.throws(() => parseProfileCsv('model,hardware\nm,g\n', 'a.csv'), /a\.csv:1: expected a header with columns .*\(this one lacks prompt_size.*\), got "model,hardware"$/);
   const bad = TINY.replace('m,g,200,1,10,20,8,100,1', 'm,g,200,1,10,fast,8,100,1');
   assert.throws(() => parseProfileCsv(bad, 'b.csv'), /b\.csv:5 prompt_time: expected a time in ms > 0, got "fast"/);
   const short = TINY.replace('m,g,200,1,10,20,8,100,1', 'm,g,200,1');

@@ -62,3 +62,11 @@ test('scenario durations have an upper bound (routing.dispatchDelayS 1e300 gave 
   assert.equal(ok.routing.dispatchDelayS, 0.0456);
   assert.equal(ok.fleet.provisioning.vmAcquireS, 86_400);
 });
+
+test('a duration that must be > 0 says so for a negative value too (-1 read "expected ≥ 0", then 0 "expected > 0")', () => {
+  for (const v of ['-1', '0']) {
+    rejects('scenarios/default.yaml', `slo.ttftS=${v}`, new RegExp(`slo\\.ttftS: expected > 0, got ${v}$`));
+    rejects('scenarios/sageserve-peak-day.yaml', `scheduling.options.tauNS=${v}`, new RegExp(`tauNS: expected > 0, got ${v}$`));
+  }
+  rejects('scenarios/default.yaml', 'output.timelineIntervalS=-1', /output\.timelineIntervalS: expected ≥ 0\.001, got -1$/);
+});

@@ -85,7 +85,8 @@ function aliasBomb(levels: number): string {
 }
 
 test('a YAML alias bomb is a one-line ConfigError naming the file and the first alias, not a ReferenceError', () => {
-  for (const source of ['bomb.yaml', 'bomb.json', 'bomb']) {
+  // (A .json file is held to JSON, which has no aliases: see the .json test below.)
+  for (const source of ['bomb.yaml', 'bomb.yml', 'bomb']) {
     assert.throws(
       () => parseConfigText(aliasBomb(11), source),
       (e: unknown) =>
@@ -119,4 +120,20 @@ test('a union none of whose options match reports the one option that got inside
   const doc = parseConfigText('n: .inf\n', 'n.yaml');
   assert.throws(() => validateConfig(doc, num), (e: unknown) => e instanceof ConfigError && e.message === 'n.yaml:1 n: expected a finite number, got Infinity');
   assert.equal(formatPath(['model', '']), 'model.""');
+});
+
+test('a .json config is held to JSON, at the line of the fault (YAML took trailing commas, comments, NaN and YAML text)', () => {
+  const bad: [string, number, RegExp][] = [
+    ['{\n  "a": 1,\n  "b": 2,\n}\n', 4, /Expected double-quoted property name/],
+    ['// note\n{"a": 1}\n', 1, /Unexpected token '\/'/],
+    ['{\n  "a": 1,\n  "budgetUsd": NaN,\n  "c": "some longer text"\n}\n', 3, /Unexpected token 'N'/],
+    ['a: 1\n', 1, /Unexpected token 'a'/],
+    ['{\n  "a": [1, 2\n', 3, /Expected ',' or '\]' after array element/],
+  ];
+  for (const [text, line, got] of bad) {
+    assert.throws(() => parseConfigText(text, 'p.json'), (e: unknown) => e instanceof ConfigError && e.message.startsWith(`p.json:${line}: expected valid JSON, got `) && got.test(e.message), text);
+  }
+  assert.deepEqual(parseConfigText('\uFEFF{"a": 1}\n', 'p.json').raw, { a: 1 });
+  assert.deepEqual(parseConfigText('{"a": 1, "b": [2, 3,],}\n', 'p.yaml').raw, { a: 1, b: [2, 3] }, 'YAML flow style keeps its own rules');
+  assert.throws(() => parseConfigText(aliasBomb(11), 'bomb.json'), (e: Error) => e.message.startsWith('bomb.json:1: expected valid JSON, got '));
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { seconds, withPresets } from '../options.ts';
+import { positiveSeconds, seconds, withPresets } from '../options.ts';
 
 /**
  * Options every SageServe scaler accepts (reactive, lt-i, lt-u, lt-ua, siloed, chiron), so a scenario can
@@ -71,7 +71,7 @@ const scalingOptionsObject = z
     overrideUpRatio: z.number().positive().default(5),
     overrideDownRatio: z.number().min(0).default(0.5),
     /** Window over which LT-UA's "observed TPS" is averaged [infer: the paper leaves it open]. */
-    observeS: seconds.positive().default(300),
+    observeS: positiveSeconds.default(300),
     /**
      * LT-UA: act on the ratio only when capacity disagrees too: out only while observed > instances × θ, in only
      * while observed ≤ (instances − 1) × θ [infer: without it a near-zero night forecast turns noise into churn].
@@ -116,7 +116,7 @@ const scalingOptionsObject = z
     chironIbp: z.number().min(0).max(1).default(0.6),
     chironPromptTimeS: seconds.default(10),
     chironDecodeTps: z.number().positive().default(100),
-    chironDeadlineS: seconds.positive().default(86_400),
+    chironDeadlineS: positiveSeconds.default(86_400),
   })
   .strict()
   .refine((o) => o.scaleDownBelow < o.scaleUpAbove, { message: 'scaleDownBelow must be < scaleUpAbove', path: ['scaleDownBelow'] })

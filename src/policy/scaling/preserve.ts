@@ -3,7 +3,7 @@ import { FORECASTER_NAMES, forecasters, type ForecasterName } from '../../foreca
 import type { Forecaster } from '../../forecast/types.ts';
 import { LoadAnticipator, anticipatorOptions, peak, stepsAbove } from '../preserve/anticipator.ts';
 import { UserError } from '../../util/errors.ts';
-import { seconds } from '../options.ts';
+import { secondsFrom } from '../options.ts';
 import { defineScaler, type PoolStatus, type ScaleAction, type ScalingSignals } from './types.ts';
 
 export const preserveScalerOptions = z
@@ -13,7 +13,7 @@ export const preserveScalerOptions = z
      * of `scaling.intervalS` (checked at load). At least 1 ms: a window below the float resolution of the clock
      * could never be stepped past.
      */
-    windowS: seconds.min(0.001).default(600),
+    windowS: secondsFrom(0.001).default(600),
     /**
      * The output tokens of a window Tier 1 forecasts from: `actual`, the true tokens of the window's arrivals
      * (Alg. 2: "when T_i ends, append the true P_i, D_i"; μ_d is profiled in true tokens too), or `predicted`, the

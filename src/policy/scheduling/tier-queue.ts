@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { SimRequest } from '../../engine/request.ts';
-import { parsePolicyOptions, seconds } from '../options.ts';
+import { parsePolicyOptions, positiveSeconds, seconds } from '../options.ts';
 import type { QueueOrderContext, WaitingQueue } from './types.ts';
 
 /**
@@ -20,11 +20,11 @@ export const tierQueueOptions = z
     /** Tiers from most to least important; tiers not listed rank after every listed one. */
     tierPriority: z.array(z.string().min(1)).min(1).default(['iw-f', 'iw-n', 'niw']),
     /** TTFT deadline per tier in seconds after arrival; a tier not listed uses the request's own deadlineS. */
-    ttftS: z.record(z.string(), seconds.positive()).default({}),
+    ttftS: z.record(z.string(), positiveSeconds).default({}),
     /** DPA expiry slack τ_n (s): d_r < −τ_n is severely expired. */
-    tauNS: seconds.positive().default(60),
+    tauNS: positiveSeconds.default(60),
     /** DPA urgency window τ_p (s): 0 ≤ d_r ≤ τ_p is urgent. */
-    tauPS: seconds.positive().default(5),
+    tauPS: positiveSeconds.default(5),
     /**
      * Every order (FCFS included): a request of `promoteTier` that enters an instance queue `promoteAfterS`
      * or more after its arrival is promoted to priority 0 and served before everything else (SageServe
