@@ -107,7 +107,7 @@ export function progressReporter(quiet: boolean): { update: (simTimeS: number, a
 }
 
 /** A one-line live counter on stderr (a TTY only) for work without a known end, e.g. `replaying | {sent} sent | {done} done`. */
-export function counterProgress<K extends string>(quiet: boolean, format: string, fields: Record<K, number>): { set: (f: Partial<Record<K, number>>) => void; stop: () => void } {
+export function counterProgress<K extends string>(quiet: boolean, format: string, fields: Record<K, number | string>): { set: (f: Partial<Record<K, number | string>>) => void; stop: () => void } {
   if (quiet || !process.stderr.isTTY) return { set: () => {}, stop: () => {} };
   const bar = new cliProgress.SingleBar({ format: `${format} | {duration_formatted}`, stream: process.stderr, hideCursor: true }, cliProgress.Presets.shades_classic);
   const now = { ...fields };

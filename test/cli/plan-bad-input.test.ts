@@ -93,3 +93,17 @@ test('other plan numbers: "" is not 0, hex is not decimal, a seed stays an exact
   refused(['--problem', '', '--generate', '2,2,2'], /^llmfleet: --problem: expected a non-empty problem file \(YAML or JSON\), got ''\n$/);
   refused(['--problem', 'scenarios/plan-example.yaml', '--generate', ''], /^llmfleet: plan: give exactly one of --problem FILE or --generate I,J,K\n$/);
 });
+
+test('a misspelled `study` is pointed at the study named after it ("plan stduy runtime" suggested "plan study stduy")', () => {
+  refused(['stduy', 'runtime'], /^llmfleet: plan: unexpected argument "stduy" \(did you mean "plan study runtime"\?\)\n$/);
+  refused(['runtime'], /^llmfleet: plan: unexpected argument "runtime" \(did you mean "plan study runtime"\?\)\n$/);
+});
+
+test('a flag the chosen solver would ignore is refused: --time-limit without a MILP, --bound-time-limit with the MILP, --encoding without one', () => {
+  const gen = ['--generate', '3,3,3'];
+  for (const solver of ['gh', 'agh', 'agh-a2', 'dvr']) {
+    refused([...gen, '--solver', solver, '--time-limit', '5'], new RegExp(`^llmfleet: --time-limit: only for the solvers that run a MILP \\(milp, lpr, hf\\), not --solver ${solver} `));
+    refused([...gen, '--solver', solver, '--encoding', 'compact'], new RegExp(`^llmfleet: --encoding: only for --solver milp and --write-lp .*, not --solver ${solver}\\n$`));
+  }
+  refused([...gen, '--solver', 'milp', '--bound-time-limit', '5'], /^llmfleet: --bound-time-limit: only for the heuristics and baselines .*, not --solver milp\n$/);
+});

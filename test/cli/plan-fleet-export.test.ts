@@ -35,3 +35,18 @@ test('plan --out writes catalog.yaml beside fleet.yaml for quantised tiers, and 
   assert.equal(parse(readFileSync(join(out, 'fleet.yaml'), 'utf8')).catalog, undefined);
   assert.ok(existsSync(join(out, 'mine.txt')) && existsSync(join(out, 'plan.json')));
 });
+
+test('plan --out says what it wrote, and names tier hardware the simulator catalog lacks (it was only a comment in fleet.yaml)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plan-fleet-unmapped-'));
+  const p = generateProblem(3, 3, 3, 1);
+  writeFileSync(join(dir, 'p.json'), JSON.stringify({ ...p, tiers: p.tiers.map((t) => ({ ...t, hardware: `${t.hardware}x` })) }));
+  const out = join(dir, 'out');
+  const r = cli(['--problem', join(dir, 'p.json'), '--solver', 'gh', '--bound-time-limit', '0', '--out', out]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, new RegExp(`\\nwrote ${out}/plan\\.json, fleet\\.yaml(, catalog\\.yaml)?, problem\\.json\\n`));
+  assert.match(r.stdout, /\nnote: fleet\.yaml names what the simulator's catalog lacks: [^\n]*x\b/);
+  // A fleet with no workload says how to give it one.
+  const s = spawnSync(process.execPath, ['bin/llmfleet.js', 'simulate', '--scenario', join(out, 'fleet.yaml'), '--out', join(dir, 'sim')], { encoding: 'utf8' });
+  assert.equal(s.status, 2);
+  assert.match(s.stderr, /fleet\.yaml workload: expected a workload: block \(trace or synthetic\) in the file, or --trace FILE \(the field is missing\)\n$/);
+});

@@ -15,7 +15,7 @@ import { ablationStudy, budgetSweep, capSweep, MAX_GRW_SIGMA, MAX_GRW_TRIALS, MA
 import { toLpString } from '../../optimize/highs.ts';
 import { checkSimCheckSpan, MAX_SIM_CHECK_REQUESTS, MAX_SIM_CHECK_S, runSimCheck, SIM_CHECK_DEFAULT_S, SIM_CHECK_FILES, type SimCheck } from '../../optimize/joint-allocation/sim-check.ts';
 import { parseDecimal } from '../../util/decimal.ts';
-import { nonEmptyFlag } from '../util.ts';
+import { counterProgress, nonEmptyFlag } from '../util.ts';
 
 interface PlanFlags {
   problem?: string;
@@ -56,6 +56,9 @@ function onlyForRobustness(f: PlanFlags, where: string): void {
 /** Flags only one plan reads (a study would ignore them), and flags only the studies read. */
 const ONE_PLAN_FLAGS = { problem: '--problem', generate: '--generate', solver: '--solver', encoding: '--encoding', boundTimeLimit: '--bound-time-limit', writeLp: '--write-lp', simCheck: '--sim-check', aghLpWork: '--agh-lp-work' } as const;
 const STUDY_FLAGS = { seeds: '--seeds', sizes: '--sizes' } as const;
+
+/** The solvers whose own run is a MILP under --time-limit (the MILP, and the LPR and HF baselines). */
+const MILP_SOLVERS: readonly string[] = ['milp', 'lpr', 'hf'];
 
 /** Rejects a flag given on the command line (not a default) that `where` would silently ignore. */
 function rejectGiven(cmd: Command, flags: Record<string, string>, why: string, where: string): void {
@@ -162,7 +165,7 @@ function printPlan(plan: Plan): void {
     o.write(`cost: rental $${fmt(b.gpuRental)}  model-storage $${fmt(b.modelStorage)}  data-storage $${fmt(b.dataStorage)}  delay $${fmt(b.delayPenalty)}  unmet $${fmt(b.unmetPenalty)}\n`);
   }
   if (Object.keys(plan.gpusByTier).length) o.write(`GPUs: ${Object.entries(plan.gpusByTier).map(([k, v]) => `${k} ×${v}`).join(', ')}\n`);
-  for (const d of plan.deployments) o.write(`  deploy ${d.model} on ${d.tier} TP${d.tp} PP${d.pp} (${d.gpus} GPU) for ${d.types.join(', ') || '(no type)'}\n`);
+  for (const d of plan.deployments) o.write(`  deploy ${d.model} on ${d.tier} TP${d.tp} PP${d.pp} (${d.gpus} GPU${d.gpus === 1 ? '' : 's'}) for ${d.types.join(', ') || '(no type)'}\n`);
   if (plan.perType.length) o.write('per type: delay/Δ and error/ε as (8i)/(8j) weigh them (by served share); per served query: their mean over served queries\n');
   for (const t of plan.perType) {
     const perServed = t.delayPerServedS === null ? '-' : `${fmt(t.delayPerServedS)} s, ${fmt(t.errorPerServed, 4)}`;
@@ -285,7 +288,7 @@ async function runStudy(which: string | undefined, f: PlanFlags, a: StudyArgs): 
       });
       const o = process.stdout;
       o.write(`headroom of AGH-H / GH-H / DM-H: ${describeHeadroom(r.headroom)}\n`);
-      o.write('nominal (Stage 1): ' + r.nominal.map((n) => `${n.method} $${fmt(n.objective)} (${n.gpus} GPU${n.feasible ? '' : ', infeasible'})`).join('; ') + '\n');
+      o.write('nominal (Stage 1): ' + r.nominal.map((n) => `${n.method} $${fmt(n.objective)} (${n.gpus} GPU${n.gpus === 1 ? '' : 's'}${n.feasible ? '' : ', infeasible'})`).join('; ') + '\n');
       for (const s of r.scenarios) {
         o.write(`\nStage 2, ${s.count} scenarios, stress ×${s.stress}\n| method | Stage-1 $ | expected cost $ | violation % | served % |\n|---|---|---|---|---|\n`);
         for (const x of s.rows) o.write(`| ${x.method} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} | ${fmt(x.servedPct, 1)} |\n`);
@@ -378,7 +381,11 @@ export function registerPlan(program: Command): void {
     .addHelpText('after', '\nExit status: 0 whenever the solve ran, whatever the plan\'s status (infeasible and time-limit included: read\n' +
       '"status" in the first line or plan.json); 2 for bad input (a flag, a problem file, an instance too large).')
     .action(async (mode: string | undefined, which: string | undefined, f: PlanFlags, cmd: Command) => {
-      if (mode !== undefined && mode !== 'study') throw new UserError(`plan: unexpected argument ${JSON.stringify(mode)} (did you mean "plan study ${mode}"?)`);
+      if (mode !== undefined && mode !== 'study') {
+        // `plan runtime` left out `study`; `plan stduy runtime` misspelled it.
+        const hint = (STUDIES as readonly string[]).includes(mode) || which === undefined ? `plan study ${mode}` : `plan study ${which}`;
+        throw new UserError(`plan: unexpected argument ${JSON.stringify(mode)} (did you mean "${hint}"?)`);
+      }
       if (mode === 'study') {
         checkStudyFlags(which, cmd);
         const args = parseStudyFlags(which, f);
@@ -404,6 +411,10 @@ export function registerPlan(program: Command): void {
         : num('sim-check', f.simCheck, { min: 1, max: MAX_SIM_CHECK_S, why: `seconds of arrivals: at most one week, and ${MAX_SIM_CHECK_REQUESTS.toLocaleString('en-US')} requests` });
       const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1, max: MAX_TIME_LIMIT_S, why: TIME_LIMIT_WHY }) : undefined;
       const btl = num('bound-time-limit', f.boundTimeLimit ?? '10', { min: 0, max: MAX_TIME_LIMIT_S, why: TIME_LIMIT_WHY });
+      // Flags this solver would ignore (a run that looked limited, or encoded, and was not).
+      if (tl !== undefined && !MILP_SOLVERS.includes(f.solver)) throw new UserError(`--time-limit: only for the solvers that run a MILP (${MILP_SOLVERS.join(', ')}), not --solver ${f.solver} (its bound's MILP takes --bound-time-limit)`);
+      if (f.solver === 'milp') rejectGiven(cmd, { boundTimeLimit: '--bound-time-limit' }, 'only for the heuristics and baselines (the MILP reports its own bound; its time is --time-limit)', '--solver milp');
+      if (f.solver !== 'milp' && f.writeLp === undefined) rejectGiven(cmd, { encoding: '--encoding' }, 'only for --solver milp and --write-lp (the bound of the other solvers uses the compact encoding)', `--solver ${f.solver}`);
       const generate = f.generate !== undefined ? parseSize('generate', f.generate) : undefined;
       const problem: Problem = generate ? generateProblem(...generate, seed) : loadProblem(resolve(f.problem!));
       // The check's request count (at the problem's full demand) before the solve, not after it.
@@ -441,10 +452,18 @@ export function registerPlan(program: Command): void {
           throw new UserError(`--write-lp ${f.writeLp}: cannot write there: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
         }
       }
-      const plan = await solveCoefficients(c, {
-        solver: f.solver as SolverName, seed, encoding, boundTimeLimitS: btl, ...(tl !== undefined ? { timeLimitS: tl } : {}),
-        ...(headroom ? { headroom } : {}), warmStart, ...(aghLpWork !== undefined ? { aghLpWork } : {}),
-      });
+      // What the solve is doing, on a terminal only: AGH takes minutes from about (100,100,100), a MILP up to --time-limit.
+      const status = counterProgress(false, `planning (--solver ${f.solver}) | {what}`, { what: 'starting' });
+      let plan: Plan;
+      try {
+        plan = await solveCoefficients(c, {
+          solver: f.solver as SolverName, seed, encoding, boundTimeLimitS: btl, ...(tl !== undefined ? { timeLimitS: tl } : {}),
+          ...(headroom ? { headroom } : {}), warmStart, ...(aghLpWork !== undefined ? { aghLpWork } : {}),
+          progress: (what) => status.set({ what }),
+        });
+      } finally {
+        status.stop();
+      }
       printPlan(plan);
       if (f.out !== undefined) {
         removeConditionalOutputs(f.out);
@@ -457,6 +476,10 @@ export function registerPlan(program: Command): void {
         if (variants !== null) writeFileSync(join(f.out, FLEET_CATALOG_FILE), variants);
         // The problem as planned (a generated one, or the file with its defaults filled in): never a stale one beside a new plan.
         writeOut(f.out, 'problem.json', problem);
+        process.stdout.write(`wrote ${f.out}/plan.json, fleet.yaml${variants !== null ? `, ${FLEET_CATALOG_FILE}` : ''}, problem.json\n`);
+        if (exported.unmapped.length > 0) {
+          process.stdout.write(`note: fleet.yaml names what the simulator's catalog lacks: ${exported.unmapped.join(', ')} (models match by name, hardware by each tier's hardware field; add them with a scenario catalog: file)\n`);
+        }
       }
       if (simCheckS !== undefined) {
         const dir = join(f.out ?? 'out', f.out !== undefined ? 'sim-check' : 'plan-sim-check');

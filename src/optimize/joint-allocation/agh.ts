@@ -34,6 +34,8 @@ export interface AghOptions {
   deployStarts?: number;
   /** Simplex work budget for all LPs of the call (default DEFAULT_LP_WORK); 0 disables LP routing. */
   maxLpWork?: number;
+  /** Told what the search is doing as it goes (a progress line for long runs on large instances). */
+  progress?: (what: string) => void;
 }
 
 /** R(N): 3 if N > 5000; 5 if N > 2000; 10 if N > 500; else 20 (paper). */
@@ -271,7 +273,8 @@ export function agh(c: Coefficients, opts: AghOptions = {}): AghResult {
   // One simplex work budget for every LP of this call (polish + deployment search): keeps (20,20,20) < 1 s.
   const maxWork = opts.maxLpWork ?? DEFAULT_LP_WORK;
   const counter: LpCounter = { solves: 0, work: 0, limit: maxWork };
-  for (const r of top) {
+  for (const [n, r] of top.entries()) {
+    opts.progress?.(`extending plan ${n + 1} of ${top.length}`);
     let s = r.state.clone();
     for (let round = 0; round < L; round++) {
       const before = s.objective();
@@ -302,7 +305,8 @@ export function agh(c: Coefficients, opts: AghOptions = {}): AghResult {
     const wideWork = maxWork / 5;
     const wideCounter: LpCounter = { solves: 0, work: 0, limit: wideWork };
     const cache: RelaxedCache = new Map();
-    for (const st of starts) {
+    for (const [n, st] of starts.entries()) {
+      opts.progress?.(`deployment search ${n + 1} of ${starts.length}`);
       let s = deploymentSearch(st, { counter, maxWork, cache });
       // A plan that still strands demand (a tight budget, mostly) may improve only by swapping two pairs at
       // once — e.g. an 8B pair for a 34B one plus another for a cheaper model — where each half alone breaks the
@@ -341,6 +345,7 @@ function aghRun(c: Coefficients, tb: GhTables, flags: GhFlags, opts: AghOptions)
   let stale = 0, run = 0;
   const results: OrderingResult[] = [];
   for (let o = 0; o < orders.length; o++) {
+    opts.progress?.(`ordering ${o + 1} of up to ${orders.length}`);
     run++;
     let s = greedy(c, tb, orders[o], flags);
     s = relocate(s, tb, flags, L, true);

@@ -98,7 +98,7 @@ export function evaluate(c: Coefficients, a: Allocation): Evaluation {
       const g = c.configs[cf]!.gpus;
       bd.gpuRental += c.rentalPerGpu[pr]! * g;
       const tn = p.tiers[k]!.name;
-      gpusByTier[tn] = (gpusByTier[tn] ?? 0) + g;
+      gpusByTier[tn] = (Object.hasOwn(gpusByTier, tn) ? gpusByTier[tn]! : 0) + g;
     }
   }
   let storageGlobal = 0;

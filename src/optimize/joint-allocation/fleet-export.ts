@@ -114,6 +114,7 @@ export function fleetYaml(e: FleetExport): string {
     );
   }
   if (e.unmapped.length > 0) head.push(`# Not in the built-in catalog (add them with a scenario catalog: file): ${e.unmapped.join(', ')}`);
+  head.push('# No workload: simulate it with `llmfleet simulate --scenario fleet.yaml --trace FILE`, or use `plan --sim-check`.');
   const doc = hasVariants(e) ? { catalog: FLEET_CATALOG_FILE, fleet: e.fleet } : { fleet: e.fleet };
   return head.map((l) => l + '\n').join('') + stringify(doc);
 }

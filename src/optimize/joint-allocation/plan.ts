@@ -77,6 +77,8 @@ export interface PlanOptions {
   aghLpWork?: number;
   /** MILP: start HiGHS from AGH's plan (default 'agh'; 'none' is a cold solve, as the studies' exact solver). */
   warmStart?: WarmStart;
+  /** Told what the solve is doing as it goes (`plan`'s progress line). */
+  progress?: (what: string) => void;
 }
 
 export const WARM_STARTS = ['agh', 'none'] as const;
@@ -187,6 +189,7 @@ export async function solveCoefficients(c: Coefficients, opts: PlanOptions = {})
     plan.notes.push(...raw.notes);
     return plan;
   }
+  if ((opts.boundTimeLimitS ?? 0) > 0) opts.progress?.(`MILP for the bound (up to ${opts.boundTimeLimitS} s)`);
   const { bound, infeasibility } = await boundRun(c, opts.boundTimeLimitS ?? 0, raw.notes, 'bound from MILP');
   const plan = planFromAllocation(c, raw.allocation, { solver, solveSeconds: raw.solveSeconds, bound, ...(infeasibility ? { infeasibility } : {}) });
   plan.notes.push(...raw.notes);
@@ -265,7 +268,7 @@ async function runSolver(c: Coefficients, solver: SolverName, opts: PlanOptions)
 
 /** AGH's plan, re-routed under the unserved caps ζ (GH and AGH do not plan against ζ < 1). */
 async function runAgh(c: Coefficients, opts: PlanOptions, notes: string[]): Promise<Allocation> {
-  const r = agh(c, { seed: opts.seed ?? 0, ...(opts.aghLpWork !== undefined ? { maxLpWork: opts.aghLpWork } : {}) });
+  const r = agh(c, { seed: opts.seed ?? 0, ...(opts.aghLpWork !== undefined ? { maxLpWork: opts.aghLpWork } : {}), ...(opts.progress ? { progress: opts.progress } : {}) });
   let a = await honourUnservedCaps(c, r.state.toAllocation());
   notes.push(`AGH ran ${r.orderingsRun} orderings; best was #${r.bestOrdering}`);
   if (hasUnservedCaps(c)) {
@@ -306,6 +309,7 @@ async function runMilp(c: Coefficients, opts: PlanOptions): Promise<RawSolve> {
   }
   const startS = (performance.now() - t0) / 1000;
   const left = opts.timeLimitS !== undefined ? Math.max(0.1, opts.timeLimitS - startS) : undefined;
+  opts.progress?.(`MILP${left !== undefined ? ` (up to ${left.toFixed(0)} s)` : ''}`);
   const r = await solveMilp(c, { encoding, ...(left !== undefined ? { timeLimitS: left } : {}), ...(start ? { start } : {}) });
   let allocation = r.allocation;
   if (start && warmStart && (!allocation || !(evaluate(c, allocation).objective <= warmStart.objective + 1e-9 * Math.max(1, warmStart.objective)))) {

@@ -54,8 +54,14 @@ export const TP_DEGREES = [1, 2, 4, 8] as const;
 export const PP_DEPTHS = [1, 2, 4] as const;
 
 const L = LIMITS;
+/**
+ * A type, model or tier name. Names key plain objects (`baseError`, `gpusByTier`), where `__proto__` sets the
+ * prototype instead of a key: refused.
+ */
+const entryName = z.string().min(1).refine((n) => n !== '__proto__', { message: 'a name other than "__proto__"' });
+
 const queryType = z.object({
-  name: z.string().min(1),
+  name: entryName,
   // λ_i > 0: a type with no arrivals would still pay its unmet penalty T·φ_i·u_i and its delay penalty (neither scales
   // with λ in (8a)), so zeroing a type's rate to drop it buys GPUs for nothing; the message says to remove it.
   arrivalsPerHour: z.number().max(L.arrivalsPerHour).refine((v) => v > 0, { message: '> 0 arrivals per hour (a type with λ = 0 still pays its unmet and delay penalties in (8a); to drop a type, remove it from types)' }),
@@ -71,7 +77,7 @@ const queryType = z.object({
 }).strict();
 
 const model = z.object({
-  name: z.string().min(1),
+  name: entryName,
   weightsGb: z.number().positive().max(L.gb),                  // B_j
   kvKbPerToken: z.number().min(0).max(L.kbPerToken),           // β_j
   gflopPerToken: z.number().positive().max(L.gflopPerToken).optional(), // α (default: B_j GFLOP/token = 2·params)
@@ -80,7 +86,7 @@ const model = z.object({
 }).strict();
 
 const tier = z.object({
-  name: z.string().min(1),
+  name: entryName,
   hardware: z.string().min(1),                                 // for simulator fleet pools
   memoryGb: z.number().min(L.minGb).max(L.gb),                 // C_k
   priceUsdPerHour: z.number().min(0).max(L.usdPerHour),        // p_k^c
@@ -149,7 +155,7 @@ export function parseProblem(raw: unknown, source = 'problem', lineOf?: (path: r
   uniq(p.tiers.map((t) => t.name), 'tiers');
   p.models.forEach((m, j) => {
     for (const t of p.types) {
-      if (m.baseError[t.name] === undefined) {
+      if (!Object.hasOwn(m.baseError, t.name)) {
         throw bad(['models', j, 'baseError'], `an error rate for every query type (missing "${t.name}")`, m.baseError);
       }
     }
