@@ -120,6 +120,8 @@ function relocate(s: State, tb: GhTables, flags: GhFlags, passes: number, exact 
         for (let pr = 0; pr < JK; pr++) if (pr !== from && s.cfg[pr]! >= 0) targets.push(pr);
         for (let pr = 0; pr < JK; pr++) if (pr !== from && s.cfg[pr]! < 0) targets.push(pr);
         for (const to of targets) {
+          // An inactive pair takes type i only under its M1 config: none, no move (skipped before any state work).
+          if (flags.m1 && s.cfg[to]! < 0 && tb.m1[s.t(i, to)]! < 0) continue;
           if (!exact && s.u[i]! > EPS && freesBudget(s, tb, flags, i, from, to)) {
             // [A] A partly unserved type: a move may free error/delay budget that Phase 2 can then use on
             // any pair, so score "move + re-run Phase 2 for i" (on a copy).
