@@ -5,6 +5,7 @@ import { efficiencyFor, REFERENCE_LAYERS, type Efficiency } from './efficiency.t
 import { keyString, median, type ProfileRow, type ProfileTable } from './profile-table.ts';
 import { rooflinePerfModel } from './roofline.ts';
 import type { BatchShape, Deployment } from './types.ts';
+import { own } from '../util/own.ts';
 
 /**
  * Fits the roofline's efficiency factors to a SplitwiseSim-format profile and measures the error on grid points
@@ -283,7 +284,7 @@ export function calibrate(table: ProfileTable, opts: CalibrationOptions = {}): C
   for (const key of [...groups.keys()].sort()) {
     const rows = groups.get(key)!;
     const r0 = rows[0]!;
-    const modelId = opts.modelMap?.[r0.model] ?? r0.model;
+    const modelId = own(opts.modelMap, r0.model) ?? r0.model;
     const model: ModelSpec | undefined = Object.hasOwn(catalog.models, modelId) ? catalog.models[modelId] : undefined;
     const hw = catalogHardwareFor(r0.hardware, catalog);
     if (!model) {

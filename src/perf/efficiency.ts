@@ -1,5 +1,6 @@
 import type { HardwareSpec } from '../model/types.ts';
 import { CALIBRATED_EFFICIENCY } from './calibrated.ts';
+import { own } from '../util/own.ts';
 
 /**
  * How far a device falls short of its datasheet in the roofline, plus the fixed costs a roofline cannot see.
@@ -94,8 +95,8 @@ export function efficiencyFor(
   opts: { calibrated?: boolean } = {},
 ): Efficiency {
   const base =
-    (opts.calibrated === true ? CALIBRATED_EFFICIENCY[hw.name] : undefined) ??
-    DEFAULT_EFFICIENCY[hw.name] ??
+    (opts.calibrated === true ? own(CALIBRATED_EFFICIENCY, hw.name) : undefined) ??
+    own(DEFAULT_EFFICIENCY, hw.name) ??
     (hw.kind === 'cpu' ? CPU_AMX : hw.interconnectBytesPerS >= NVLINK_CLASS_BYTES_PER_S ? GPU_NVLINK : GPU_PCIE);
   const out = { ...base };
   for (const [k, v] of Object.entries(overrides) as [keyof Efficiency, number | undefined][]) {

@@ -59,7 +59,8 @@ function colorEncoding(names: readonly string[]): ColorEnc {
     field: 'variant',
     type: 'nominal',
     title: 'variant',
-    sort: names,
+    // No `sort: names`: the domain already orders the legend, and vega-lite compiles a sort array into a formula
+    // comparing with each name, which vega 6 fails to parse for a name such as "constructor" or "toString".
     scale: { domain: names, range: names.map((_, i) => PALETTE[i % PALETTE.length]) },
     legend: names.length > 1 ? { orient: 'bottom', columns: 4 } : null,
   };
@@ -188,8 +189,9 @@ function arrivalsChart(runs: readonly ReportRun[], color: ColorEnc, time: TimeAx
 
 function instancesChart(runs: readonly ReportRun[], time: TimeAxis): ChartSpec {
   const states = Object.keys(STATE_COLORS) as (keyof typeof STATE_COLORS)[];
-  const values = runs.flatMap((r) =>
-    r.digest.timeline.flatMap((p) => states.map((state, order) => ({ variant: r.name, t: p.tS / time.div, state, order, count: p[state] }))),
+  // `run`: the variants' order, sorted by field rather than by a list of names (see colorEncoding).
+  const values = runs.flatMap((r, run) =>
+    r.digest.timeline.flatMap((p) => states.map((state, order) => ({ variant: r.name, run, t: p.tS / time.div, state, order, count: p[state] }))),
   );
   const inner = {
     mark: { type: 'area', interpolate: 'step-before' },
@@ -205,7 +207,7 @@ function instancesChart(runs: readonly ReportRun[], time: TimeAxis): ChartSpec {
       ? {
           config: CONFIG,
           data: { values },
-          facet: { row: { field: 'variant', type: 'nominal', title: null, sort: runs.map((r) => r.name) } },
+          facet: { row: { field: 'variant', type: 'nominal', title: null, sort: { field: 'run', op: 'min' } } },
           spec: { width: WIDTH, height: 80, ...inner },
         }
       : { config: CONFIG, width: WIDTH, height: HEIGHT, data: { values }, ...inner };
@@ -282,10 +284,10 @@ function costSloChart(runs: readonly ReportRun[], color: ColorEnc): ChartSpec {
 }
 
 function tierChart(runs: readonly ReportRun[], color: ColorEnc): ChartSpec {
-  const values = runs.flatMap((r) =>
+  const values = runs.flatMap((r, run) =>
     Object.entries(r.digest.summary.tiers ?? {})
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([tier, b]) => ({ variant: r.name, tier, violation: 1 - b.slo.attainment })),
+      .map(([tier, b]) => ({ variant: r.name, run, tier, violation: 1 - b.slo.attainment })),
   );
   const none = values.every((v) => v.violation === 0);
   return {
@@ -302,9 +304,10 @@ function tierChart(runs: readonly ReportRun[], color: ColorEnc): ChartSpec {
       mark: { type: 'bar' },
       encoding: {
         x: { field: 'tier', type: 'nominal', title: 'tier', axis: { labelAngle: 0 } },
-        xOffset: { field: 'variant', type: 'nominal', sort: runs.map((r) => r.name) },
-        // All zero: a 0–1 % axis rather than one "0.000000%" label.
-        y: { field: 'violation', type: 'quantitative', title: 'requests missing the SLO', axis: { format: '%' }, ...(none ? { scale: { domain: [0, 0.01] } } : {}) },
+        xOffset: { field: 'variant', type: 'nominal', sort: { field: 'run', op: 'min' } },
+        // One bar per (tier, variant) side by side: no stack (vega-lite orders a stack by a formula over the names,
+        // which vega 6 fails to parse for "constructor"). All zero: a 0–1 % axis rather than one "0.000000%" label.
+        y: { field: 'violation', type: 'quantitative', title: 'requests missing the SLO', stack: null, axis: { format: '%' }, ...(none ? { scale: { domain: [0, 0.01] } } : {}) },
         color,
       },
     } as TopLevelSpec,

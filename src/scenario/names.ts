@@ -45,6 +45,8 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
   const names = new Map<string, number>();
   sc.fleet.pools.forEach((p, i) => {
     const name = p.name ?? `pool${i}`;
+    // Pool and region names key the summary's objects, where "__proto__" would set the prototype (a pool lost from the totals).
+    for (const field of ['name', 'region'] as const) if (p[field] === '__proto__') fail(['fleet', 'pools', i, field], `a ${field} other than "__proto__"`, p[field]);
     if (names.has(name)) fail(['fleet', 'pools', i, 'name'], `a name no other pool has (pool ${names.get(name)} is '${name}')`, name);
     names.set(name, i);
     // The schema checks each engine block alone; a pool asking for chunked prefill under the top-level scheduler

@@ -26,6 +26,7 @@ import { Fleet, instanceHours, type Instance, type PoolRuntime } from './fleet.t
 import { Migrations, type MigrationSummary } from './migration.ts';
 import { Timeline } from './timeline.ts';
 import { SpotPool, type SpotSource, type SpotSummary } from '../policy/sageserve/spot.ts';
+import { own } from '../util/own.ts';
 
 export interface SimOptions {
   mode: 'fast' | 'step';
@@ -687,7 +688,7 @@ export function networkDelay(net: Scenario['network']): (from: string, to: strin
   if (!net) return () => 0;
   const { crossRegionS, latencyS } = net;
   return (from, to) => {
-    const pair = latencyS[from]?.[to];
+    const pair = own(own(latencyS, from), to);
     if (pair !== undefined) return pair;
     return from !== '' && to !== '' && from !== to ? crossRegionS : 0;
   };

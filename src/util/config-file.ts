@@ -34,6 +34,10 @@ export function parseConfigText(text: string, source: string): ConfigDoc {
     const err = doc.errors[0]!;
     throw new ConfigError({ source, line: lc.linePos(err.pos[0]).line, expected, got: err.message.split('\n')[0] });
   }
+  const protoLine = protoKeyLine(doc, lc);
+  if (protoLine !== undefined) {
+    throw new ConfigError({ source, line: protoLine, expected: 'keys other than "__proto__" (as a key it would set the object\'s prototype, and the entry was dropped without a word)', got: '__proto__' });
+  }
   const tag = unresolvedTag(doc);
   if (tag) throw new ConfigError({ source, line: lc.linePos(tag.pos).line, expected: `${expected} whose tags resolve (or plain values: 1, 1.5, "text")`, got: tag.what });
   let raw: unknown;
@@ -100,6 +104,28 @@ function jsonErrorAt(msg: string, body: string): { pos?: number; what: string } 
  * far below it; a 700-byte file nesting aliases 9 deep ("billion laughs") would expand to 9^9 nodes.
  */
 export const MAX_ALIAS_COUNT = 100;
+
+/** The first mapping key `__proto__` in a document (a key node), or undefined. */
+function protoKey(doc: ReturnType<typeof parseDocument>): { range?: [number, number, number] | null } | undefined {
+  let found: { range?: [number, number, number] | null } | undefined;
+  visit(doc, {
+    Pair(_key, pair) {
+      const k = pair.key;
+      if (isNode(k) && (k as { value?: unknown }).value === '__proto__') {
+        found = k;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
+}
+
+/** The line of the first mapping key `__proto__` in a document, or undefined. */
+function protoKeyLine(doc: ReturnType<typeof parseDocument>, lc: LineCounter): number | undefined {
+  const k = protoKey(doc);
+  return k === undefined ? undefined : k.range ? lc.linePos(k.range[0]).line : 1;
+}
 
 /** The line of the first alias in a document, for an alias error (undefined when there is none). */
 function firstAliasLine(doc: ReturnType<typeof parseDocument>, lc: LineCounter): number | undefined {
@@ -228,10 +254,14 @@ export function overrideValue(text: string): unknown {
   // read as the string `'` and `"a\"` as `a"` instead of failing as unterminated.
   const doc = parseDocument(`${text}\n`, { prettyErrors: false });
   if (doc.errors.length > 0) throw doc.errors[0]!;
+  if (protoKey(doc) !== undefined) throw new ProtoKeyError();
   const tag = unresolvedTag(doc);
   if (tag) throw new UnresolvedTagError(tag.what);
   return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
 }
+
+/** An `--set` value holding a `__proto__` key (`{__proto__: 1}`). */
+class ProtoKeyError extends Error {}
 
 /** An `--set` value whose YAML tag does not resolve (`!!float 1`, `!mine x`): the yaml package would read it as a string. */
 class UnresolvedTagError extends Error {}
@@ -293,6 +323,7 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): PropertyK
     try {
       value = overrideValue(split.value);
     } catch (e) {
+      if (e instanceof ProtoKeyError) throw new UserError(`--set ${s}: '__proto__' is not a config key`);
       if (e instanceof UnresolvedTagError) throw new UserError(`--set ${s}: the value's tag does not resolve (${e.message}); write the plain value (1, 1.5, "text")`);
       throw new UserError(`--set ${s}: the value is not a valid YAML scalar or flow collection`);
     }
@@ -311,7 +342,7 @@ export function applyOverrides(raw: unknown, sets: readonly string[]): PropertyK
         throw new UserError(`--set ${s}: '${formatPath(path.slice(0, i))}' got ${what}`);
       }
       if (i === path.length - 1) break;
-      let next = node[k];
+      let next = Object.hasOwn(node, k) ? node[k] : undefined; // not an inherited `toString`
       if (next === undefined || next === null) {
         next = typeof path[i + 1] === 'number' ? [] : {};
         node[k] = next;

@@ -117,7 +117,8 @@ const nonEmpty = z.string().min(1);
  * prototype), which silently lost that entry (a trace's model label `__proto__` stayed unmapped, a label weight was
  * dropped); a map holding that key is validated as a Map instead and comes out as a prototype-less object, where
  * `__proto__` is an ordinary own key. (The transform sits outside the union, so a bad entry is still reported at
- * its own path: a failed transform would make the union report only "one of the allowed shapes".)
+ * its own path: a failed transform would make the union report only "one of the allowed shapes".) Config files and
+ * `--set` refuse a `__proto__` key outright (`parseConfigText`), so this serves specs built in code.
  */
 function nameOrMap<T>(value: z.ZodType<T>) {
   return z

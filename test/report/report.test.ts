@@ -171,3 +171,13 @@ test('a single run where nothing completed shows – in its latency table, not 0
   assert.match(tier.caption, /Every request met its tier’s SLO/);
   assert.deepEqual((tier.spec as { encoding: { y: { scale?: unknown } } }).encoding.y.scale, { domain: [0, 0.01] });
 });
+
+test('variants named like Object.prototype members render (vega 6 failed on a sort list holding "constructor": compare wrote nothing)', async () => {
+  const names = ['constructor', 'toString', 'valueOf'];
+  const renamed = cmp.results.map((r, i) => ({ ...r, name: names[i]! }));
+  const html = await buildComparisonReport(cmp.setup, renamed, 'x');
+  assertChartsRendered(html, ['ttft-cdf', 'tpot-cdf', 'e2e-cdf', 'arrivals-capacity', 'instances-by-state', 'kv-utilization', 'queue-length', 'cost-vs-slo', 'tier-violations']);
+  // The variants keep their order: the legend and the faceted rows list them as given.
+  const legend = [...html.matchAll(/>(constructor|toString|valueOf)</g)].map((m) => m[1]);
+  assert.deepEqual(legend.slice(0, 3), names);
+});

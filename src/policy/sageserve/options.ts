@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { positiveSeconds, seconds, withPresets } from '../options.ts';
+import { own } from '../../util/own.ts';
 
 /**
  * Options every SageServe scaler accepts (reactive, lt-i, lt-u, lt-ua, siloed, chiron), so a scenario can
@@ -128,5 +129,5 @@ export type SageServeScalingOptions = z.output<typeof sageserveScalingOptions>;
 
 export function thetaOf(o: SageServeScalingOptions, model: string): number {
   // thetaTps always holds the defaults' `default` (merged over them), so the last fallback is never reached.
-  return o.thetaTps[model] ?? o.thetaTps.default ?? THETA_TPS_DEFAULTS.default!;
+  return own(o.thetaTps, model) ?? o.thetaTps.default ?? THETA_TPS_DEFAULTS.default!;
 }

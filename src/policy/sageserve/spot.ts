@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { spotSchema } from '../../scenario/schema.ts';
 import { Rng } from '../../util/rng.ts';
 import { sampleLeadTime } from './lead-time.ts';
+import { own } from '../../util/own.ts';
 
 export type SpotOptions = z.output<typeof spotSchema>;
 
@@ -103,7 +104,7 @@ export class SpotPool {
     const source: SpotSource = same >= 0 ? 'same-model' : other >= 0 ? 'other-model' : 'new-vm';
     if (at >= 0) this.take(at, now);
     // The weights come from another region when this one has none of them (then loading takes remoteWeightsS).
-    const regions = this.opts.weightsRegions[want.model];
+    const regions = own(this.opts.weightsRegions, want.model);
     const local = regions === undefined || regions.includes(want.region);
     const leadS =
       source === 'same-model'
@@ -143,7 +144,7 @@ export class SpotPool {
 function accrue(s: SpotSummary, e: Entry, hours: number, price: number): void {
   s.instanceHours += hours;
   s.revenueUsd += hours * price;
-  const r = (s.regions[e.region] ??= { instanceHours: 0, revenueUsd: 0 });
+  const r = own(s.regions, e.region) ?? (s.regions[e.region] = { instanceHours: 0, revenueUsd: 0 });
   r.instanceHours += hours;
   r.revenueUsd += hours * price;
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { SimRequest } from '../../engine/request.ts';
 import { parsePolicyOptions, positiveSeconds, seconds } from '../options.ts';
 import type { QueueOrderContext, WaitingQueue } from './types.ts';
+import { own } from '../../util/own.ts';
 
 /**
  * Options shared by the tier-aware queue orders (EDF, PF, DPA; SageServe §6.5, digest §3.6). FCFS accepts
@@ -97,7 +98,7 @@ export class TierQueue implements WaitingQueue {
 
   /** Absolute TTFT deadline: arrival + the tier's `ttftS`, else the request's own deadline (Infinity if none). */
   deadline(r: SimRequest): number {
-    const s = this.opts.ttftS[r.tier];
+    const s = own(this.opts.ttftS, r.tier);
     return s === undefined ? r.deadlineS : r.arrivalS + s;
   }
 
