@@ -18,7 +18,10 @@ export interface SageServeStats {
 export interface LatencyBin {
   /** Start of the 3-hour bin, seconds. */
   startS: number;
-  /** Per tier (`all`: every completed request of the bin): completions in the bin and their p95s, seconds. */
+  /**
+   * Per tier (`all`: every completed request of the bin; a tier itself named `all` is listed as `tier all`):
+   * completions in the bin and their p95s, seconds.
+   */
   tiers: Record<string, { completed: number; ttftP95: number; e2eP95: number }>;
 }
 
@@ -38,7 +41,7 @@ const MEMORY_BIN_S = 900;
 
 /** p95 TTFT and E2E of the completed requests per tier and per 3-hour bin of their completion time. */
 export function latencyBy3h(log: RequestLog): LatencyBin[] {
-  // bin → tier name (or 'all') → request indices
+  // bin → tier name ('' for all: an untiered request has no entry of its own) → request indices
   const bins = new Map<number, Map<string, number[]>>();
   const add = (bin: Map<string, number[]>, key: string, i: number) => {
     let l = bin.get(key);
@@ -50,7 +53,7 @@ export function latencyBy3h(log: RequestLog): LatencyBin[] {
     const b = Math.floor((log.arrival[i]! + log.e2e[i]!) / LATENCY_BIN_S);
     let bin = bins.get(b);
     if (!bin) bins.set(b, (bin = new Map()));
-    add(bin, 'all', i);
+    add(bin, '', i);
     const tier = log.tiers[log.tierIdx[i]!]!;
     if (tier !== '') add(bin, tier, i);
   }
@@ -59,11 +62,12 @@ export function latencyBy3h(log: RequestLog): LatencyBin[] {
     .sort((a, b) => a - b)
     .map((b) => {
       const bin = bins.get(b)!;
-      const names = ['all', ...[...bin.keys()].filter((k) => k !== 'all').sort()];
+      const names = ['', ...[...bin.keys()].filter((k) => k !== '').sort()];
       const tiers = Object.fromEntries(
         names.map((k) => {
           const idx = bin.get(k)!;
-          return [k, { completed: idx.length, ttftP95: p95(idx, (i) => log.ttft[i]!), e2eP95: p95(idx, (i) => log.e2e[i]!) }];
+          const key = k === '' ? 'all' : k === 'all' ? 'tier all' : k;
+          return [key, { completed: idx.length, ttftP95: p95(idx, (i) => log.ttft[i]!), e2eP95: p95(idx, (i) => log.e2e[i]!) }];
         }),
       );
       return { startS: b * LATENCY_BIN_S, tiers };

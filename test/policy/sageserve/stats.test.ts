@@ -42,6 +42,13 @@ test('p95 TTFT and E2E per 3-hour bin of completion time, per tier and over all 
   ]);
 });
 
+test('a tier named "all" is listed as "tier all", apart from the aggregate (it was merged into it: 2 completions counted as 3)', () => {
+  const bins = latencyBy3h(fakeLog([{ arrival: 0, ttft: 1, e2e: 10, tier: 'all' }, { arrival: 0, ttft: 3, e2e: 20, tier: 'b' }]));
+  assert.deepEqual(Object.keys(bins[0]!.tiers), ['all', 'tier all', 'b']);
+  assert.equal(bins[0]!.tiers.all!.completed, 2);
+  assert.equal(bins[0]!.tiers['tier all']!.completed, 1);
+});
+
 test("the released code's memory statistic: busiest instance per sample, mean per 15-min bin, spread of the bins", () => {
   const m = new EndpointMemoryBins();
   const sample = (t: number, notes: [string, number][]) => {
