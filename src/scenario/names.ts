@@ -26,11 +26,13 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
   const fail = (path: PropertyKey[], expected: string, got: unknown): never => {
     throw new ConfigError({ ...locate(path), path: formatPath(path), expected, got });
   };
-  const entries: [PropertyKey[], { model: string; hardware: string }][] = [
+  const entries: [PropertyKey[], { model: string; hardware: string; region: string }][] = [
     ...sc.fleet.pools.map((p, i): [PropertyKey[], typeof p] => [['fleet', 'pools', i], p]),
     ...(sc.fleet.spot?.initial ?? []).map((e, i): [PropertyKey[], typeof e] => [['fleet', 'spot', 'initial', i], e]),
   ];
   for (const [at, e] of entries) {
+    // Regions key the spot summary's objects: the same as pool names.
+    if (e.region === '__proto__') fail([...at, 'region'], 'a region other than "__proto__"', e.region);
     for (const [field, table] of [['model', catalog.models], ['hardware', catalog.hardware]] as const) {
       if (!Object.hasOwn(table, e[field])) fail([...at, field], `a ${field} of the catalog: ${Object.keys(table).sort().join(', ')}`, e[field]);
     }
@@ -45,8 +47,8 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
   const names = new Map<string, number>();
   sc.fleet.pools.forEach((p, i) => {
     const name = p.name ?? `pool${i}`;
-    // Pool and region names key the summary's objects, where "__proto__" would set the prototype (a pool lost from the totals).
-    for (const field of ['name', 'region'] as const) if (p[field] === '__proto__') fail(['fleet', 'pools', i, field], `a ${field} other than "__proto__"`, p[field]);
+    // Pool names key the summary's objects, where "__proto__" would set the prototype (a pool lost from the totals).
+    if (name === '__proto__') fail(['fleet', 'pools', i, 'name'], 'a name other than "__proto__"', name);
     if (names.has(name)) fail(['fleet', 'pools', i, 'name'], `a name no other pool has (pool ${names.get(name)} is '${name}')`, name);
     names.set(name, i);
     // The schema checks each engine block alone; a pool asking for chunked prefill under the top-level scheduler
