@@ -26,7 +26,7 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
   const fail = (path: PropertyKey[], expected: string, got: unknown): never => {
     throw new ConfigError({ ...locate(path), path: formatPath(path), expected, got });
   };
-  const entries: [PropertyKey[], { model: string; hardware: string; region: string }][] = [
+  const entries: [PropertyKey[], { model: string; hardware: string; region: string; tp: number; pp: number }][] = [
     ...sc.fleet.pools.map((p, i): [PropertyKey[], typeof p] => [['fleet', 'pools', i], p]),
     ...(sc.fleet.spot?.initial ?? []).map((e, i): [PropertyKey[], typeof e] => [['fleet', 'spot', 'initial', i], e]),
   ];
@@ -37,7 +37,7 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
       if (!Object.hasOwn(table, e[field])) fail([...at, field], `a ${field} of the catalog: ${Object.keys(table).sort().join(', ')}`, e[field]);
     }
   }
-  for (const [at, e] of entries as [PropertyKey[], { model: string; hardware: string; tp: number; pp: number }][]) {
+  for (const [at, e] of entries) {
     const model = catalog.models[e.model]!;
     const node = catalog.hardware[e.hardware]!.devicesPerNode;
     if (model.heads % e.tp !== 0) fail([...at, 'tp'], tpExpected(e.model, model.heads), e.tp);
