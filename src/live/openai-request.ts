@@ -20,9 +20,15 @@ export interface FieldError {
   param: string;
 }
 
-const got = (v: unknown) => (v === undefined ? 'nothing' : JSON.stringify(v));
+// JSON.stringify writes ±Infinity (a number literal like 1e999 in the body) as null.
+const got = (v: unknown) => (v === undefined ? 'nothing' : typeof v === 'number' && !Number.isFinite(v) ? String(v) : JSON.stringify(v));
 
 const MAX_TOKEN_ID = 2 ** 31 - 1;
+/**
+ * The most output tokens a request may ask for: 2^31 − 1, past any model's context. Unbounded, 1e308 passed as an
+ * integer, and the gateway's per-backend token count (A + 1e308 − 1e308 = 0) lost the other requests' tokens for good.
+ */
+const MAX_OUTPUT_TOKENS = 2 ** 31 - 1;
 
 /** Tokens of a completions `prompt`: a non-empty string, token ids, or a batch of one of them. */
 export function promptTokens(prompt: unknown): number | FieldError {
@@ -107,7 +113,9 @@ export function completionFields(body: Record<string, unknown>, chat: boolean, d
   const mtField = body.max_completion_tokens !== undefined && body.max_completion_tokens !== null ? 'max_completion_tokens' : 'max_tokens';
   const given = body[mtField] !== undefined && body[mtField] !== null;
   const mt = given ? body[mtField] : defaultMaxTokens;
-  if (!Number.isInteger(mt) || (mt as number) < 1) return { message: `'${mtField}' must be an integer ≥ 1, got ${got(mt)}`, param: mtField };
+  if (!Number.isInteger(mt) || (mt as number) < 1 || (mt as number) > MAX_OUTPUT_TOKENS) {
+    return { message: `'${mtField}' must be an integer from 1 to 2^31 − 1, got ${got(mt)}`, param: mtField };
+  }
   for (const f of ['stream', 'echo', 'logprobs', 'ignore_eos'] as const) {
     const v = body[f];
     // completions' `logprobs` is an integer; chat's is a boolean
@@ -128,7 +136,7 @@ export function completionFields(body: Record<string, unknown>, chat: boolean, d
   if (topP !== undefined && topP !== null && !(typeof topP === 'number' && topP > 0 && topP <= 1)) return { message: `'top_p' must be a number in (0, 1], got ${got(topP)}`, param: 'top_p' };
   const range =
     rangeError(body, 'temperature', 0, Infinity) ??
-    rangeError(body, 'min_tokens', 0, given || !chat ? (mt as number) : Infinity, true) ??
+    rangeError(body, 'min_tokens', 0, given || !chat ? (mt as number) : MAX_OUTPUT_TOKENS, true) ??
     rangeError(body, 'presence_penalty', -2, 2) ??
     rangeError(body, 'frequency_penalty', -2, 2) ??
     rangeError(body, 'n', 1, Infinity, true) ??

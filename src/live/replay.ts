@@ -27,7 +27,8 @@ export interface ReplayResult {
    * Why the request failed, as a category: '' (completed), 'http-4xx'/'http-5xx' (the status), 'timeout',
    * 'connection', 'incomplete' (stream cut short or empty, or carrying an SSE error event), 'no-usage' (a stream
    * that ended with [DONE] but without the usage chunk it was asked for), 'short-output' (with ignore_eos, fewer
-   * tokens than max_tokens by the server's usage), 'client-overload'.
+   * tokens than max_tokens by the server's usage), 'client-overload', 'prompt-too-large' (not sent: over
+   * MAX_REPLAY_PROMPT_TOKENS).
    */
   failure: string;
   /** The failure in words (the server's error body, the socket error, a stream's SSE error event as `code: message`). */
@@ -35,6 +36,13 @@ export interface ReplayResult {
   /** How late it was sent against its trace time (event-loop delay, a client at its limit). */
   lateS: number;
 }
+
+/**
+ * The longest prompt replay sends: 2^22 token ids (≈ 30 MB of JSON), past any model's context and any server's body
+ * limit (the gateway's is 8 MiB). A row asking for more is recorded as failed, not sent: building a 1e9-id prompt
+ * ran the client out of memory and lost the whole run.
+ */
+export const MAX_REPLAY_PROMPT_TOKENS = 2 ** 22;
 
 export interface ReplayOptions {
   /** Arrivals are sent timeScale× faster and client-side times multiplied by it (an emulator at the same --time-scale). */
@@ -189,8 +197,11 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
       if (wait > 1) await sleepMs(wait);
       const slot = results.length;
       results.push(undefined as unknown as ReplayResult);
-      if (running.size >= o.maxInFlight) {
-        const res: ReplayResult = { status: 0, ttftS: NaN, e2eS: 0, outputTokens: 0, backend: '', failure: 'client-overload', error: `${o.maxInFlight} requests already in flight`, lateS: 0 };
+      const unsent = running.size >= o.maxInFlight ? { failure: 'client-overload', error: `${o.maxInFlight} requests already in flight` }
+        : r.inputTokens > MAX_REPLAY_PROMPT_TOKENS ? { failure: 'prompt-too-large', error: `${r.inputTokens} prompt tokens; at most ${MAX_REPLAY_PROMPT_TOKENS} are sent` }
+        : null;
+      if (unsent) {
+        const res: ReplayResult = { status: 0, ttftS: NaN, e2eS: 0, outputTokens: 0, backend: '', ...unsent, lateS: 0 };
         results[slot] = res;
         o.onResult?.(r, res);
         continue;

@@ -111,7 +111,11 @@ describe('live fleet view and gateway helpers', () => {
     const cases: [Record<string, unknown>, boolean, string, RegExp][] = [
       [{ prompt: '' }, false, 'prompt', /non-empty string/],
       [{ prompt: ['a', 'b'] }, false, 'prompt', /batch of several prompts is not supported/],
-      [{ prompt: 'a', max_completion_tokens: 'x' }, false, 'max_completion_tokens', /'max_completion_tokens' must be an integer ≥ 1, got "x"/],
+      [{ prompt: 'a', max_completion_tokens: 'x' }, false, 'max_completion_tokens', /'max_completion_tokens' must be an integer from 1 to 2\^31 − 1, got "x"/],
+      // 1e308 is an integer to JS: it passed, and the gateway's token count per backend lost every other request's tokens.
+      [{ prompt: 'a', max_tokens: 1e308 }, false, 'max_tokens', /'max_tokens' must be an integer from 1 to 2\^31 − 1, got 1e\+308/],
+      [{ messages: [{ role: 'user', content: 'hi' }], min_tokens: 2 ** 53 }, true, 'min_tokens', /'min_tokens' must be an integer in \[0, 2147483647\]/],
+      [{ prompt: 'a', temperature: Infinity }, false, 'temperature', /got Infinity$/],
       [{ prompt: 'a', temperature: 'hot' }, false, 'temperature', /number ≥ 0/],
       [{ prompt: 'a', temperature: -1 }, false, 'temperature', /got -1/],
       [{ prompt: 'a', top_p: 0 }, false, 'top_p', /in \(0, 1\]/],

@@ -89,6 +89,10 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
     const refused = await replay(emu.url, src.slice(0, 1), { timeScale: 1, modelOf: () => MODEL, timeoutS: 1, maxInFlight: 10, ignoreEos: true });
     assert.equal(refused[0]!.failure, 'connection');
     assert.match(refused[0]!.error, /ECONNREFUSED/);
+    // A prompt too long to build is recorded, not sent (a 1e9-token row ran the client out of memory, run lost).
+    const huge = await replay(emu.url, [{ id: 0, arrivalS: 0, inputTokens: 1e9, outputTokens: 4 }], { timeScale: 1, modelOf: () => MODEL, timeoutS: 1, maxInFlight: 10, ignoreEos: true });
+    assert.deepEqual([huge[0]!.status, huge[0]!.failure], [0, 'prompt-too-large']);
+    assert.match(huge[0]!.error, /^1000000000 prompt tokens; at most 4194304 are sent$/);
   });
 
   it("sends each request's tier to the gateway and reports per-tier blocks with each tier's SLO", async () => {
