@@ -165,7 +165,7 @@ test('calibrate --out "" is refused like every other --out (it failed with an un
 
 test('number flags read decimal notation only, like plan and the trace readers (--error-rate 0x0 ran as 0, --startup-delay 0x10 as 16 s)', () => {
   const emulate = (flag: string, v: string) => oneLine(runCli(['emulate', '--model', 'llama3.1-8b', '--hardware', 'h100-80gb', flag, v]), 'emulate');
-  assert.match(emulate('--error-rate', '0x0'), /^--error-rate: expected a number/);
+  assert.match(emulate('--error-rate', '0x0'), /^--error-rate: expected a fraction in \[0, 1\], got '0x0'/);
   assert.match(emulate('--startup-delay', '0x10'), /^--startup-delay: expected a number of seconds/);
   assert.match(emulate('--time-scale', '0x10'), /^--time-scale: expected a number > 0/);
 });

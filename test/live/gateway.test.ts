@@ -95,6 +95,10 @@ describe('gateway over emulators (loopback, openai client)', { timeout: 40_000 }
       assert.equal(bad.status, 400);
       assert.equal(bad.body.error.code, 'invalid_json');
       assert.equal((await post(JSON.stringify({ prompt: 'x' }))).body.error.code, 'missing_model');
+      // A model that is not a string is named as such ("'model' is required" read as if it were missing).
+      const num = await post(JSON.stringify({ model: 5, prompt: 'x' }));
+      assert.deepEqual([num.status, num.body.error.code], [400, 'invalid_model']);
+      assert.match(num.body.error.message, /^'model' must be a string, got 5; served: /);
       assert.equal((await post(JSON.stringify({ model: 'gpt-9', prompt: 'x' }))).status, 404);
       assert.equal((await post(JSON.stringify({ model: MODEL, prompt: 'x', max_tokens: 0 }))).body.error.code, 'invalid_max_tokens');
       assert.equal((await post(JSON.stringify({ model: MODEL, prompt: 'x' }), { 'x-llmfleet-tier': 'gold' })).body.error.code, 'invalid_tier');

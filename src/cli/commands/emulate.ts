@@ -3,8 +3,9 @@ import type { Command } from 'commander';
 import { startEmulator } from '../../live/emulator/server.ts';
 import { loadCatalogFile } from '../../model/catalog.ts';
 import { UserError } from '../../util/errors.ts';
-import { MAX_TIME_SCALE, MIN_TIME_SCALE, nonEmptyFlag, parseIntFlag, parseNumberFlag, parseTimeScaleFlag } from '../util.ts';
+import { MAX_TIME_SCALE, MIN_TIME_SCALE, nonEmptyFlag, parseIntFlag, parseTimeScaleFlag } from '../util.ts';
 import { parseTimerSecondsFlag } from '../../live/timers.ts';
+import { parseDecimal } from '../../util/decimal.ts';
 
 interface EmulateFlags {
   model: string;
@@ -56,8 +57,8 @@ export function registerEmulate(program: Command): void {
       const tp = parseIntFlag('--tp', o.tp, 1);
       if (tp < 1) throw new UserError(`--tp: expected an integer ≥ 1, got ${tp}`);
       const timeScale = parseTimeScaleFlag('--time-scale', o.timeScale);
-      const errorRate = parseNumberFlag('--error-rate', o.errorRate, 0);
-      if (errorRate > 1) throw new UserError(`--error-rate: expected a fraction in [0, 1], got ${errorRate}`);
+      const errorRate = parseDecimal(o.errorRate);
+      if (!(errorRate >= 0 && errorRate <= 1)) throw new UserError(`--error-rate: expected a fraction in [0, 1], got '${o.errorRate}'`);
       const intAtLeast = (min: number, flag: string, v: string | undefined) => {
         if (v === undefined) return undefined;
         const n = parseIntFlag(flag, v, min);

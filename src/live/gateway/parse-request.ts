@@ -49,7 +49,8 @@ export function parseCompletion(
   if (typeof body === 'string') return { status: 400, message: body, code: 'invalid_json', param: null };
   const served = () => [...models].join(', ');
   const model = body.model;
-  if (typeof model !== 'string') return { status: 400, message: `'model' is required (a string); served: ${served()}`, code: 'missing_model', param: 'model' };
+  if (model === undefined || model === null) return { status: 400, message: `'model' is required (a string); served: ${served()}`, code: 'missing_model', param: 'model' };
+  if (typeof model !== 'string') return { status: 400, message: `'model' must be a string, got ${JSON.stringify(model)}; served: ${served()}`, code: 'invalid_model', param: 'model' };
   if (!models.has(model)) return { status: 404, message: `The model '${model}' does not exist; served: ${served()}`, code: 'model_not_found', param: 'model' };
   const f = completionFields(body, chat, chat ? chatDefaultOutputTokens : COMPLETION_DEFAULT_MAX_TOKENS);
   if ('param' in f) return { status: 400, message: f.message, code: `invalid_${/^[a-z_]+/.exec(f.param)![0]}`, param: f.param, model };
