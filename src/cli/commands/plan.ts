@@ -8,7 +8,7 @@ import { buildCoefficients, configsOf } from '../../optimize/joint-allocation/co
 import { generateProblem } from '../../optimize/joint-allocation/generate.ts';
 import { buildMilp, checkMilpSize, MilpTooLargeError, type Encoding } from '../../optimize/joint-allocation/milp.ts';
 import { DEFAULT_LP_WORK } from '../../optimize/joint-allocation/agh.ts';
-import { SOLVERS, solveCoefficients, WARM_STARTS, type Plan, type SolverName, type WarmStart } from '../../optimize/joint-allocation/plan.ts';
+import { MILP_SOLVERS, SOLVERS, solveCoefficients, WARM_STARTS, type Plan, type SolverName, type WarmStart } from '../../optimize/joint-allocation/plan.ts';
 import { LIMITS, loadProblem, MAX_DIM, MAX_TRIPLES, type Problem } from '../../optimize/joint-allocation/problem.ts';
 import { describeHeadroom, parseHeadroom, withHeadroom } from '../../optimize/joint-allocation/headroom.ts';
 import { ablationStudy, budgetSweep, capSweep, MAX_GRW_SIGMA, MAX_GRW_TRIALS, MAX_STAGE2_SCENARIOS, MAX_STRESS, MAX_STUDY_SEEDS, MIN_STRESS, optimalityStudy, robustnessStudy, runtimeStudy, runtimeTable, SENSITIVITY_GRIDS, sensitivityStudy, table2Suite, TABLE2_SCENARIOS, type SuiteRow, type SuiteSetting } from '../../optimize/joint-allocation/studies.ts';
@@ -56,9 +56,6 @@ function onlyForRobustness(f: PlanFlags, where: string): void {
 /** Flags only one plan reads (a study would ignore them), and flags only the studies read. */
 const ONE_PLAN_FLAGS = { problem: '--problem', generate: '--generate', solver: '--solver', encoding: '--encoding', boundTimeLimit: '--bound-time-limit', writeLp: '--write-lp', simCheck: '--sim-check', aghLpWork: '--agh-lp-work' } as const;
 const STUDY_FLAGS = { seeds: '--seeds', sizes: '--sizes' } as const;
-
-/** The solvers whose own run is a MILP under --time-limit (the MILP, and the LPR and HF baselines). */
-const MILP_SOLVERS: readonly string[] = ['milp', 'lpr', 'hf'];
 
 /** Rejects a flag given on the command line (not a default) that `where` would silently ignore. */
 function rejectGiven(cmd: Command, flags: Record<string, string>, why: string, where: string): void {
@@ -412,7 +409,7 @@ export function registerPlan(program: Command): void {
       const tl = f.timeLimit !== undefined ? num('time-limit', f.timeLimit, { min: 0.1, max: MAX_TIME_LIMIT_S, why: TIME_LIMIT_WHY }) : undefined;
       const btl = num('bound-time-limit', f.boundTimeLimit ?? '10', { min: 0, max: MAX_TIME_LIMIT_S, why: TIME_LIMIT_WHY });
       // Flags this solver would ignore (a run that looked limited, or encoded, and was not).
-      if (tl !== undefined && !MILP_SOLVERS.includes(f.solver)) throw new UserError(`--time-limit: only for the solvers that run a MILP (${MILP_SOLVERS.join(', ')}), not --solver ${f.solver} (its bound's MILP takes --bound-time-limit)`);
+      if (tl !== undefined && !MILP_SOLVERS.includes(f.solver as SolverName)) throw new UserError(`--time-limit: only for the solvers that run a MILP (${MILP_SOLVERS.join(', ')}), not --solver ${f.solver} (its bound's MILP takes --bound-time-limit)`);
       if (f.solver === 'milp') rejectGiven(cmd, { boundTimeLimit: '--bound-time-limit' }, 'only for the heuristics and baselines (the MILP reports its own bound; its time is --time-limit)', '--solver milp');
       if (f.solver !== 'milp' && f.writeLp === undefined) rejectGiven(cmd, { encoding: '--encoding' }, 'only for --solver milp and --write-lp (the bound of the other solvers uses the compact encoding)', `--solver ${f.solver}`);
       const generate = f.generate !== undefined ? parseSize('generate', f.generate) : undefined;

@@ -12,6 +12,8 @@ import { hasUnservedCaps, honourUnservedCaps, routeHonouringCaps } from './route
 /** `agh-a2`: Algorithm 2 exactly as the paper lists it (`agh` adds LP routing and a deployment search, docs/FIDELITY.md). */
 export const SOLVERS = ['milp', 'gh', 'agh', 'agh-a2', 'lpr', 'dvr', 'hf'] as const;
 export type SolverName = (typeof SOLVERS)[number];
+/** The solvers whose own run is a MILP under `timeLimitS` (the MILP, and the LPR and HF baselines; `runSolver`). */
+export const MILP_SOLVERS: readonly SolverName[] = ['milp', 'lpr', 'hf'];
 
 export type PlanStatus = 'optimal' | 'feasible' | 'infeasible' | 'time-limit';
 
