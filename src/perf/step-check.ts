@@ -41,7 +41,7 @@ export interface StepCheckResult {
 /** The measured-step files bundled in data/profiles/measured/ (`calibrate --steps` without files reads them all). */
 export const BUNDLED_STEPS: readonly string[] = [
   'h100-steps', 'h100-mixed-steps', 'h100-long-steps', 'h100-small-steps', 'h100-small-mixed-steps',
-  'h200-steps', 'h200-long-steps', 'h200-prefix-steps', 'h200-small-steps', 'h200-small-mixed-steps', 'h200-moe-steps',
+  'h200-steps', 'h200-mixed-steps', 'h200-long-steps', 'h200-prefix-steps', 'h200-small-steps', 'h200-small-mixed-steps', 'h200-moe-steps',
 ].map((f) => bundledPath(`data/profiles/measured/${f}.csv`));
 
 const COLUMNS = ['hardware', 'model', 'layers', 'kind', 'batch', 'tokens_per_seq', 'impl', 'median_ms'];

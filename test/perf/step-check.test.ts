@@ -206,11 +206,11 @@ describe('checkMeasuredSteps: the roofline against engine steps timed on a GPU',
 
   // The defaults carry the measured 40 µs per layer (the GPU work here): graph-replayed decode within 3.6-10.1 %
   // on both GPUs, 1B to a 70B slice (docs/fidelity/perf.md); the fitted factors 1.9-7.3 %.
-  it('the bundled H100 (pure, mixed, long, small models) and H200 (also long prompts and prefix chunks) measurements: every variant a key, one fit per device, graph-replayed decode within 12 % (defaults) and 8 % (fitted)', () => {
+  it('the bundled H100 (pure, mixed, long, small models) and H200 (also mixed, long prompts and prefix chunks) measurements: every variant a key, one fit per device, graph-replayed decode within 12 % (defaults) and 8 % (fitted)', () => {
     const files = BUNDLED_STEPS.map((f) => relative(process.cwd(), f));
     const r = checkMeasuredSteps(files);
     assert.equal(r.keys.filter((k) => k.hardware === 'h100-80gb').length, 41, '5 models × (3 prefill + 4 decode variants + mixed), HF prefill for one');
-    assert.equal(r.keys.filter((k) => k.hardware === 'h200').length, 33, '3 models × fused and compiled, prefill and decode; 8B long prompts (mini variants) and prefix chunks; 2 small models × every variant and mixed; MoE prefill and decode');
+    assert.equal(r.keys.filter((k) => k.hardware === 'h200').length, 36, '3 models × fused and compiled, prefill and decode, and mixed; 8B long prompts (mini variants) and prefix chunks; 2 small models × every variant and mixed; MoE prefill and decode');
     // The mixture of experts (grouped-GEMM experts) is compared only: its keys carry their variant's name.
     assert.ok(r.keys.some((k) => k.key === 'h200/mixtral-8x7b[4L]/decode (moe-grouped-graph)'));
     for (const gpu of ['h100-80gb', 'h200']) {
