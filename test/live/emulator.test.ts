@@ -214,7 +214,7 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
     }
   });
 
-  it('answers 503 until the startup delay has passed, and rejects impossible requests with 400/404', async () => {
+  it('answers 503 until the startup delay has passed, and rejects impossible requests with 400/404/413', async () => {
     const e = await startEmulator({ model: MODEL, hardware: 'h100-80gb', startupDelayS: 0.3 });
     try {
       assert.equal((await fetch(`${e.url}/health`)).status, 503);
@@ -244,6 +244,10 @@ describe('emulator (vLLM-compatible server on a modelled GPU)', { timeout: 20_00
         assert.equal(await head.text(), '');
       }
       assert.equal((await fetch(`${e.url}/health`, { method: 'DELETE' })).headers.get('allow'), 'GET, HEAD');
+      // A body over 8 MiB: 413 naming the limit, with the gateway's code (it said only "request body too large").
+      const big = await post(e, '/v1/completions', { model: MODEL, prompt: 'x'.repeat(9 << 20) });
+      assert.equal(big.status, 413);
+      assert.deepEqual(((await big.json()) as { error: { message: string; code: string } }).error, { message: 'request body exceeds 8388608 bytes', type: 'invalid_request_error', param: null, code: 'body_too_large' });
     } finally {
       await e.close();
     }

@@ -74,12 +74,13 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
   let ids = 0;
   const timers: NodeJS.Timeout[] = [];
 
+  const MAX_BODY_BYTES = 8 << 20;
   const handleCompletion = async (req: IncomingMessage, res: ServerResponse, chat: boolean) => {
     let buf: Buffer;
     try {
-      buf = await readBody(req, 8 << 20);
+      buf = await readBody(req, MAX_BODY_BYTES);
     } catch (e) {
-      if (e instanceof BodyTooLarge) return sendError(res, 413, 'request body too large', 'invalid_request_error');
+      if (e instanceof BodyTooLarge) return sendError(res, 413, `request body exceeds ${MAX_BODY_BYTES} bytes`, 'invalid_request_error', 'body_too_large');
       return;
     }
     const badType = nonJsonContentType(req.headers);
