@@ -608,9 +608,11 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
       }
       if (!workLeft()) break;
     }
-    // Whatever is still waiting for an instance when the run ends was never served.
-    for (const r of deferred) drop(r, 'no-instance');
-    for (const m of [...held.keys()].sort()) {
+    // A run cut at endS leaves what still waits for an instance unfinished, as it does what instances hold (with
+    // instance −1): it might have been served later. A run that ended on its own left it with nothing to come.
+    const cut = endS >= 0;
+    for (const r of cut ? [] : deferred) drop(r, 'no-instance');
+    for (const m of cut ? [] : [...held.keys()].sort()) {
       // In hold order across the model's FIFOs.
       const left: { r: SimRequest; seq: number }[] = [];
       for (const h of held.get(m)!.fifos) for (let i = h.head; i < h.items.length; i++) left.push({ r: h.items[i]!, seq: h.seq[i]! });
@@ -619,7 +621,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     }
     if (endS < 0) endS = now;
     migrations?.settle(endS);
-    timeline.finish(endS, fleet, 0);
+    timeline.finish(endS, fleet, cut ? deferred.length + heldCount : 0);
     // What the requests still in flight got to (instance, queue time, first token, preemptions).
     log.settleUnfinished();
     let iterations = 0;

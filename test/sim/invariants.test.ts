@@ -547,20 +547,23 @@ function regression(reqs: readonly Partial<TReq>[], raw: Record<string, unknown>
   return scenarioSchema.parse({ workload: { trace: { path, format: 'csv' } }, ...raw });
 }
 
-test('regression: drops counted after the last sample at the end time still reach the timeline', () => {
-  // No instance until 3 s; the run ends at 0.5 s, exactly on a sample, and then drops the deferred request:
-  // the timeline's drop counts summed to 0 while the summary said 1.
-  const sc = regression([{ t: 0 }], {
-    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 0, maxCount: 3 }], provisioning: { vmAcquireS: 3, modelLoadS: 0 } },
-    scaling: { policy: 'reactive', intervalS: 0.5 },
-    output: { timelineIntervalS: 0.25 },
-    endS: 0.5,
-  });
+test('regression: drops counted after the last sample at the end time still reach the timeline; a cut at endS leaves the deferred unfinished', () => {
+  // No instance until 3 s (or never). Cut at 0.5 s, exactly on a sample: the deferred request is unfinished, in the
+  // last row's deferred count (it was dropped as 'no-instance', though it would have been served at 3 s). Without
+  // a scaler the run ends on its own with the request never served: dropped, and the timeline's drop counts add
+  // up to the summary's (they summed to 0 while the summary said 1).
+  const fleet = { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 0, maxCount: 3 }], provisioning: { vmAcquireS: 3, modelLoadS: 0 } };
+  const cut = regression([{ t: 0 }], { fleet, scaling: { policy: 'reactive', intervalS: 0.5 }, output: { timelineIntervalS: 0.25 }, endS: 0.5 });
+  const never = regression([{ t: 0 }], { fleet, output: { timelineIntervalS: 0.25 } });
   for (const mode of ['fast', 'step'] as const) {
-    const res = simulate(sc, '.', { mode, perf: linearPerf });
-    assert.deepEqual(summarize(res, 0).requests.dropReasons, { 'no-instance': 1 });
-    assert.equal(res.timeline.rows.at(-1)!.tS, 0.5);
-    assert.equal(res.timeline.rows.reduce((s, r) => s + r.drops, 0), 1);
+    const res = simulate(cut, '.', { mode, perf: linearPerf });
+    const s = summarize(res, 0).requests;
+    assert.deepEqual([s.dropped, s.unfinished, s.dropReasons], [0, 1, {}]);
+    assert.deepEqual([res.timeline.rows.at(-1)!.tS, res.timeline.rows.at(-1)!.deferred], [0.5, 1]);
+    assert.equal(res.timeline.rows.reduce((n, r) => n + r.drops, 0), 0);
+    const ended = simulate(never, '.', { mode, perf: linearPerf });
+    assert.deepEqual(summarize(ended, 0).requests.dropReasons, { 'no-instance': 1 });
+    assert.equal(ended.timeline.rows.reduce((n, r) => n + r.drops, 0), 1);
   }
 });
 
@@ -589,13 +592,14 @@ test("regression: a pool's contextLength holds for the requests routed to it, no
 test('regression: a request held at the gateway with no instance left and nothing to bring one ends the run', () => {
   // SageServe holds NIW requests; the only instance is drained at 0 s and no scaler runs. The run sampled on
   // until endS (without one, until the 5 M-row timeline limit: about two minutes, then an error).
-  const sc = regression([{ t: 1, in: 100, out: 10, tier: 'niw' }], {
+  const raw = {
     fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 1 }] },
     routing: { policy: 'sageserve' },
     scaling: { policy: 'scheduled', actions: [{ atS: 0, action: 'drain', pool: 'p' }] },
     output: { timelineIntervalS: 1 },
     endS: 1e6,
-  });
+  };
+  const sc = regression([{ t: 1, in: 100, out: 10, tier: 'niw' }], raw);
   for (const mode of ['fast', 'step'] as const) {
     const res = simulate(sc, '.', { mode, perf: linearPerf });
     assert.deepEqual(summarize(res, 0).requests.dropReasons, { held: 1 });
@@ -603,6 +607,9 @@ test('regression: a request held at the gateway with no instance left and nothin
   }
   const { endS: _endS, ...unbounded } = sc;
   assert.equal(simulate(unbounded as Scenario, '.', { mode: 'fast', perf: linearPerf }).endS, 1);
+  // Cut at endS before the run could find it stuck: unfinished, not dropped (nothing said it could never be served).
+  const early = summarize(simulate(regression([{ t: 0.2, in: 100, out: 10, tier: 'niw' }], { ...raw, endS: 0.5 }), '.', { mode: 'fast', perf: linearPerf }), 0).requests;
+  assert.deepEqual([early.total, early.unfinished, early.dropped], [1, 1, 0]);
 });
 
 test('regression: a live migration never moves a request to an instance that can never hold it', () => {
