@@ -109,7 +109,7 @@ function seededSection(s: NonNullable<ReportModel['seeded']>): string {
     `Pareto frontier of the means on cost and SLO attainment: <strong>${s.frontier.map(esc).join(', ')}</strong>.</p>`;
   const p = s.paired;
   const pn = pairedNotes(p, n);
-  const head = `<tr><th>variant</th>${p.metrics.map((x) => `<th>${esc(x.title)}</th><th title="seeds on which the variant did better">wins</th>`).join('')}</tr>`;
+  const head = `<tr><th>variant</th>${p.metrics.map((x) => `<th>${esc(x.title)}</th><th title="seeds on which the variant did better as printed (a difference that rounds to a tie is no win)">wins</th>`).join('')}</tr>`;
   const body = p.rows
     .filter((r) => r.name !== p.baseline)
     .map(

@@ -114,7 +114,7 @@ export const PAIRED_METRICS = ['cost', 'slo', 'ttftP99', 'e2eP99'] as const;
 
 /** One variant − baseline difference over seeds. */
 export interface PairedCell extends MeanCi {
-  /** Seeds on which the variant did better than the baseline (lower cost or latency, higher attainment). */
+  /** Seeds on which the variant did better than the baseline (lower cost or latency, higher attainment) as printed: a difference the table shows as a tie is no win. */
   wins: number;
   /** The 95 % interval excludes 0. */
   excludesZero: boolean;
@@ -197,7 +197,7 @@ export function formatDiffCi(unit: ColumnUnit, m: { mean: number; ci95: number }
 /** What the paired block's marks and counts mean (text and report.html). */
 export function pairedNotes(p: PairedBlock, seeds: number): { head: string; mark: string } {
   return {
-    head: `Paired against ${p.baseline} over ${seeds} seeds: per-seed difference (variant − ${p.baseline}), mean ± 95 % CI; wins: seeds on which the variant did better`,
+    head: `Paired against ${p.baseline} over ${seeds} seeds: per-seed difference (variant − ${p.baseline}), mean ± 95 % CI; wins: seeds on which the variant did better as printed (a difference that rounds to a tie is no win)`,
     mark: '† the interval excludes 0',
   };
 }
