@@ -646,11 +646,11 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         requests = 1;
         try {
           while (!source.next().done) {
+            requests++;
             if (requests > AFTER_END_LOOKAHEAD) {
               complete = false;
               break;
             }
-            requests++;
           }
         } catch (err) {
           if (!(err instanceof UserError)) throw err;
