@@ -7,13 +7,17 @@ one Llama-2-7B layer (qkv, o, gate+up, down) at M tokens per step:
 
 - `bf16`: F.linear;
 - `int4-tinygemm`: aten._weight_int4pack_mm (the tinygemm kernel torchao's int4 weight-only path uses), group 128;
-- `int8-pack`: aten._weight_int8pack_mm (per-channel scales), where this PyTorch has it on CUDA.
+- `int8-pack`: aten._weight_int8pack_mm (per-channel scales), where this PyTorch has it on CUDA;
+- `int8-w8a8`: torch._int_mm, int8 weights and int8 activations (cuBLASLt's int8 GEMM, as W8A8 / SmoothQuant
+  engines run INT8), the GEMM alone (the activations' quantisation and the output's scaling are separate
+  element-wise kernels here, fused in an engine's); from 32 tokens (cuBLASLt wants more than 16 rows).
 
 Each is captured as a CUDA graph of `--layers` layers (as an engine replays decode) and timed by replays with CUDA
 events: median of 20, per layer. Engines with Marlin-class kernels (vLLM) may do better than these kernels; this is
 what can be measured without installing one.
 
-    python3 bench/gpu/weight_only.py --out DIR     # on the GPU, ≈ 30 s; DIR/weight-only.csv and DIR/log.txt
+    python3 bench/gpu/weight_only.py --out DIR     # on the GPU, ≈ 1 min; DIR/weight-only.csv and DIR/log.txt
+    python3 bench/gpu/weight_only.py --impls bf16,int8-w8a8 --out DIR   # some of them
 """
 import argparse
 import os
@@ -26,6 +30,7 @@ import torch.nn.functional as F
 # (in_features K, out_features N) of one Llama-2-7B layer's linear layers.
 LAYER = [('qkv', 4096, 12288), ('o', 4096, 4096), ('gate_up', 4096, 22016), ('down', 11008, 4096)]
 TOKENS = [1, 4, 16, 32, 64, 128, 256, 1024, 4096]
+IMPLS = ['bf16', 'int4-tinygemm', 'int8-pack', 'int8-w8a8']
 GROUP = 128
 
 
@@ -54,6 +59,8 @@ def build(impl, weights):
         packs = [int4_pack(w) for w in weights]
         return [lambda x, p=p: torch.ops.aten._weight_int4pack_mm(x, p[0], GROUP, p[1]) for p in packs]
     packs = [int8_pack(w) for w in weights]
+    if impl == 'int8-w8a8':
+        return [lambda x, q=q: torch._int_mm(x, q.t()) for q, _ in packs]
     return [lambda x, p=p: torch.ops.aten._weight_int8pack_mm(x, p[0], p[1]) for p in packs]
 
 
@@ -84,7 +91,12 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument('--out', default='.')
     p.add_argument('--layers', type=int, default=8, help='distinct layers per graph (weights not cached in L2)')
+    p.add_argument('--impls', default=','.join(IMPLS), help=f'comma-separated, of {", ".join(IMPLS)}')
     args = p.parse_args()
+    impls = args.impls.split(',')
+    unknown = [i for i in impls if i not in IMPLS]
+    if unknown:
+        p.error(f'--impls: unknown {", ".join(unknown)} (expected some of {", ".join(IMPLS)})')
     os.makedirs(args.out, exist_ok=True)
     log = open(os.path.join(args.out, 'log.txt'), 'w', buffering=1)
 
@@ -101,7 +113,7 @@ def main():
     csv = open(os.path.join(args.out, 'weight-only.csv'), 'w', buffering=1)
     csv.write('device,model,tokens,impl,ms_per_layer,rel_error\n')
     rows = 0
-    for impl in ['bf16', 'int4-tinygemm', 'int8-pack']:
+    for impl in impls:
         say(f'{impl}: preparing')
         try:
             layers = [build(impl, ws) for ws in weights]
@@ -109,11 +121,21 @@ def main():
             say(f'{impl}: unavailable ({type(e).__name__}: {str(e).splitlines()[0][:160]})')
             continue
         for m in TOKENS:
+            w8a8 = impl == 'int8-w8a8'
+            if w8a8 and m <= 16:
+                continue
             x = torch.randn(m, 4096, device='cuda', dtype=torch.bfloat16)
             xd = torch.randn(m, 11008, device='cuda', dtype=torch.bfloat16)
             try:
                 ref = F.linear(x, weights[0][0])
-                err = ((layers[0][0](x).float() - ref.float()).norm() / ref.float().norm()).item()
+                if w8a8:  # per-tensor activation scales; the output dequantised for the error check only
+                    xs, xds = x.abs().max() / 127, xd.abs().max() / 127
+                    x, xd = (x / xs).round().to(torch.int8), (xd / xds).round().to(torch.int8)
+                    q, ws = int8_pack(weights[0][0])
+                    out = torch._int_mm(x, q.t()).float() * xs.float() * ws.float()
+                else:
+                    out = layers[0][0](x).float()
+                err = ((out - ref.float()).norm() / ref.float().norm()).item()
 
                 def step(layers=layers, x=x, xd=xd):
                     for qkv, o, gate_up, down in layers:
