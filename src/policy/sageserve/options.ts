@@ -7,7 +7,8 @@ import { own } from '../../util/own.ts';
  * switch `scaling.policy` without touching `scaling.options`; each scaler reads the keys it needs.
  * Paper values by default (digest §3.11); `preset: code` gives the released code's where they differ (memory
  * thresholds 50 % / 25 %, peak window minutes 20–60, Chiron's start pools 20 / 10 / 10, LT-U's emergency
- * scale-out above 90 %); keys set explicitly still win. The code's cooldowns (65 s after a reclaim, 155 s after a
+ * scale-out above 90 %); keys set explicitly still win. Not in the preset: the code's LT-UA override (scale-out
+ * only, at any time, > 5 over all models' tokens; docs/fidelity/sageserve.md "Deviations"). The code's cooldowns (65 s after a reclaim, 155 s after a
  * redeploy) are not part of the preset: set `cooldownS` for them.
  */
 export const SCALING_CODE_PRESET = {
