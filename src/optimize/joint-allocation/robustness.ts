@@ -25,8 +25,8 @@ const quiet: Progress = () => {};
  * - Stage-2 scenarios per stress (`--scenarios`): the paper draws 500; 20× that at most, since every scenario is a
  *   routing LP per method (an unbounded count ran for ever).
  * - GRW trials per σ (`--trials`): the paper runs 30; each trial is 288 windows × a routing LP per method.
- * - GRW volatility σ (`--sigmas`): the paper's grid is 0.01–0.05. After 288 windows the log-demand's std is σ·√288
- *   (3.4 at σ = 0.2, a ×30 spread); at σ = 5 a window's demand reached 1e16 per hour and HiGHS refused the model,
+ * - GRW volatility σ (`--sigmas`): the paper's grid is 0.01–0.05. The first window is nominal, so the last of 288 has
+ *   taken 287 shocks: log-demand std σ·√287 (the digest's σ·√288 to 0.2 %; 3.4 at σ = 0.2, a ×30 spread); at σ = 5 a window's demand reached 1e16 per hour and HiGHS refused the model,
  *   at 1e308 the walk made NaN costs. `GRW_MAX_ARRIVALS_PER_HOUR` still guards each walk.
  * - Stress (`--stresses`, `capSweep`'s too): a multiplier of every delay and error coefficient (the paper's ×1.2, ×1.5);
  *   at 1e308 the coefficients were infinite and HiGHS refused the model.
