@@ -24,6 +24,9 @@ test('AGH tries 8 deterministic orderings first, the λ-descending one second', 
   const c = buildCoefficients(generateProblem(6, 6, 10, 1));
   const orders = aghOrders(c, ghTables(c), new Rng(1), 20);
   assert.equal(orders.length, 28);
+  // (20,20,20): N = 8,000 pairs ⇒ R = 3, 11 orderings (digest §3.4).
+  const big = buildCoefficients(generateProblem(20, 20, 20, 1));
+  assert.equal(aghOrders(big, ghTables(big), new Rng(1), randomOrderCount(20 * 20 * 20)).length, 11);
   const byLambdaDesc = [...Array(6).keys()].sort((a, b) => c.lambda[b]! - c.lambda[a]! || a - b);
   assert.deepEqual(orders[1], byLambdaDesc);
   for (const o of orders) assert.deepEqual([...o].sort((a, b) => a - b), [0, 1, 2, 3, 4, 5]);

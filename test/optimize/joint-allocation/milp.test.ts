@@ -16,6 +16,11 @@ test('the paper encoding at the base size has the digest variable and row counts
   assert.equal(m.model.rowNames.length, 13940);
   const compact = buildMilp(buildCoefficients(generateProblem(6, 6, 10, 1)), { encoding: 'compact' });
   assert.equal(compact.model.rowNames.length, 13940 - 3 * 360 * 12 + 360 * 12 + 360);
+  // The digest's counts at (20,20,20) (§2.8): 305,662 rows (1.4 s to build).
+  const big = buildMilp(buildCoefficients(generateProblem(20, 20, 20, 1)), { encoding: 'paper' });
+  const bigCount = (pre: string) => big.model.names.filter((n) => n.startsWith(pre + '_')).length;
+  assert.deepEqual([bigCount('q'), bigCount('w'), bigCount('z'), bigCount('y'), bigCount('x'), bigCount('v')], [400, 4800, 8000, 400, 8000, 96000]);
+  assert.equal(big.model.rowNames.length, 305662);
 });
 
 test('the compact encoding reaches the same optimum as the paper McCormick encoding', async () => {

@@ -39,6 +39,8 @@ test('region preference: own region, then the configured order, then the rest', 
   assert.deepEqual(regionPreference('central', order, ['q']), ['central', 'east', 'west', 'q']);
   assert.deepEqual(regionPreference('central', order, []), ['central', 'east', 'west']);
   assert.deepEqual(deployments([1, 2, 3, 4, 5, 6, 7], 3), [[1, 2, 3], [4, 5, 6], [7]]);
+  // The digest's example (§2.1): 20 instances in deployments of 3 → six of 3 and one of 2.
+  assert.deepEqual(deployments([...Array(20).keys()], 3).map((d) => d.length), [3, 3, 3, 3, 3, 3, 2]);
 });
 
 test('IW stays in its own region below 70 %, spills to the next region in order above it, else least utilised', () => {
