@@ -395,16 +395,7 @@ def measure_mixed(name, cfg, dev, dtype, timer, rows, log, smoke):
                     ids_p = torch.randint(0, cfg['vocab'], (P,), device=dev)
                     fn = lambda: mixed_step(m, ids_p, caches, ids_d, pos_d)
                     if dev.type == 'cuda':
-                        s = torch.cuda.Stream()
-                        s.wait_stream(torch.cuda.current_stream())
-                        with torch.cuda.stream(s):
-                            for _ in range(2):
-                                fn()
-                        torch.cuda.current_stream().wait_stream(s)
-                        g = torch.cuda.CUDAGraph()
-                        with torch.cuda.graph(g):
-                            fn()
-                        fn = g.replay
+                        fn = cuda_graph(fn)
                     r = timer(fn, reps=20)
                     rows.append(dict(hardware=HARDWARE, model=name, layers=cfg['layers'], kind='mixed', batch=D, tokens_per_seq=C, impl='fused-graph',
                                      median_ms=f'{r[0]:.4f}', p10_ms=f'{r[1]:.4f}', p90_ms=f'{r[2]:.4f}', chunk_tokens=P))
@@ -562,18 +553,23 @@ def measure_decode(m, name, B, C, dev, timer, out, log, eager, dname):
         out('decode', B, C, 'mini-eager', r)
         log(f'{name} decode eager B={B} C={C}: {r[0]:.3f} ms')
     if dev.type == 'cuda':
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(2):
-                m.decode(caches, ids, pos)
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            m.decode(caches, ids, pos)
-        r = timer(g.replay, reps=20)
+        r = timer(cuda_graph(lambda: m.decode(caches, ids, pos)), reps=20)
         out('decode', B, C, dname, r)
         log(f'{name} decode {dname} B={B} C={C}: {r[0]:.3f} ms')
+
+
+def cuda_graph(fn, warmup=2):
+    """`fn` captured as a CUDA graph after `warmup` runs on a side stream (as vLLM captures decode); returns its replay."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(warmup):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g.replay
 
 
 def hf_cross_check(dev, dtype, timer, rows, log, smoke):

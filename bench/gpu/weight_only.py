@@ -21,11 +21,12 @@ what can be measured without installing one.
 """
 import argparse
 import os
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
+
+from measure_steps import Timer, cuda_graph
 
 # (in_features K, out_features N) of one Llama-2-7B layer's linear layers.
 LAYER = [('qkv', 4096, 12288), ('o', 4096, 4096), ('gate_up', 4096, 22016), ('down', 11008, 4096)]
@@ -64,27 +65,9 @@ def build(impl, weights):
     return [lambda x, p=p: torch.ops.aten._weight_int8pack_mm(x, p[0], p[1]) for p in packs]
 
 
-def graph_ms(step, reps=20):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        step()
-    for _ in range(3):
-        g.replay()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+def graph_ms(step):
+    """Median ms of 20 replays of `step` captured as a CUDA graph (measure_steps' timing)."""
+    return Timer(torch.device('cuda'))(cuda_graph(step, warmup=3), warmup=3, reps=20)[0]
 
 
 def main():
