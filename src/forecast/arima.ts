@@ -106,13 +106,17 @@ function fitChecked(y: number[], opts: Record<string, number | boolean>, name: s
       // variance on a noisy series, is such a fit.
       const last = y[y.length - 1]!;
       const ok =
-        probe[0].every((v) => Number.isFinite(v) && v > lo - 10 * span && v < hi + 10 * span) &&
-        probe[1].every((v) => Number.isFinite(v) && v >= 0) &&
+        plausible(probe, lo - 10 * span, hi + 10 * span) &&
         probe[1][0]! <= 25 * scale * scale + 1e-9 &&
         Math.abs(probe[0][0]! - last) <= 10 * scale &&
         (probe[1][0]! > 0 || stdev(diff(y)) === 0);
+      // A forecast past the probe is checked for garbage too (not for range: a long horizon may leave the data's).
+      const checked = (f: [number[], number[]]): [number[], number[]] => {
+        if (!plausible(f, -Infinity, Infinity)) throw new UserError(`${name}: the arima package returned an implausible ${f[0].length}-step forecast (${report.method}); try holt-winters or seasonal-naive`);
+        return f;
+      };
       if (ok) {
-        if (!opts.auto) return { predict: (h) => quiet(() => model.predict(h)), report };
+        if (!opts.auto) return { predict: (h) => checked(quiet(() => model.predict(h))), report };
         // The package's auto fits cannot be asked twice: a model with a mean or drift adds it again on every
         // predict() call (measured: white noise around 55 forecast 55, then 110, then 165; the probe above was the
         // first call, so every auto-arima forecast with a mean was doubled). Horizons within the probe are slices of
@@ -124,7 +128,7 @@ function fitChecked(y: number[], opts: Record<string, number | boolean>, name: s
             if (h <= probe[0].length) return [probe[0].slice(0, h), probe[1].slice(0, h)];
             const fresh = train();
             try {
-              return quiet(() => fresh.predict(h));
+              return checked(quiet(() => fresh.predict(h)));
             } finally {
               fresh.destroy();
             }
@@ -138,6 +142,24 @@ function fitChecked(y: number[], opts: Record<string, number | boolean>, name: s
     }
   }
   throw new UserError(`${name}: the arima package failed to fit this series (${errs.join('; ')}); try holt-winters or seasonal-naive`);
+}
+
+/**
+ * Whether a forecast (points, h-step MSE) can come from a fitted ARIMA: finite points within [lo, hi], no subnormal
+ * numbers, and an MSE that is ≥ 0 and does not fall with the horizon (σ² Σ ψ_j² over more steps; the package's
+ * exact-ML MSEs dip by up to 0.1 % between steps, so dips under 1 % pass). The package returns memory instead of a
+ * forecast for orders without AR and MA terms (measured: auto-arima on the conv trace's 48 one-minute points gave
+ * points 2e-309, 5e-310, …, 0, then training values, with training values as MSEs; ARIMA(0,0,0) on white noise
+ * around 55: 55, 55, 55, 113, 109, …), which the first-step checks let pass.
+ */
+function plausible([points, mse]: [number[], number[]], lo: number, hi: number): boolean {
+  const subnormal = (v: number) => v !== 0 && Math.abs(v) < 2.2250738585072014e-308;
+  for (let i = 0; i < points.length; i++) {
+    const p = points[i]!, m = mse[i]!;
+    if (!Number.isFinite(p) || p <= lo || p >= hi || subnormal(p) || !Number.isFinite(m) || m < 0 || subnormal(m)) return false;
+    if (i > 0 && m < mse[i - 1]! * 0.99) return false;
+  }
+  return true;
 }
 
 function diff(y: readonly number[]): number[] {

@@ -104,10 +104,17 @@ test('ARIMA fits a 10,080-point series (the package limit is worked around) with
 test('every forecaster is deterministic', () => {
   for (const name of FORECASTER_NAMES) {
     if (name === 'lstm') continue; // covered in lstm.test.ts with a small config (training costs seconds)
+    // auto-arima refuses this series (the package's auto fit returns memory, not a forecast: 101.5 after a last
+    // value of 53.9, MSEs equal to training values): the same refusal each time is deterministic too.
     const run = () => {
       const f = forecasters[name]();
-      f.fit(train, { period: 144, period2: 288, seed: 1 });
-      return f.forecast(10);
+      try {
+        f.fit(train, { period: 144, period2: 288, seed: 1 });
+        return f.forecast(10);
+      } catch (e) {
+        assert.ok(name === 'auto-arima' && e instanceof UserError, `${name}: ${String(e)}`);
+        return e.message;
+      }
     };
     assert.deepEqual(run(), run(), name);
   }

@@ -712,8 +712,14 @@ test('auto-arima gives the same forecast however often it is asked, at the level
   // probe in fitChecked was the first call and the forecast the second, so white noise around 55 was forecast
   // at 110 and a constant 5 at 10.
   let s = 3;
-  const noise = Array.from({ length: 60 }, () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0), 50 + (10 * s) / 2 ** 32));
-  for (const y of [noise, new Array<number>(40).fill(5)]) {
+  const rnd = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0), s / 2 ** 32);
+  const noise = Array.from({ length: 60 }, () => 50 + 10 * rnd());
+  // White noise: the package's auto fit picks an order without AR or MA terms, and its predict() then returns
+  // memory, not a forecast (points 55, 55, 55, 113, 109, …; MSEs equal to training values): refused.
+  assert.throws(() => forecasters['auto-arima']().fit(noise, {}), /auto-arima: the arima package failed to fit this series/);
+  let x = 0;
+  const ar1 = Array.from({ length: 80 }, () => ((x = 0.8 * x + 10 * (rnd() - 0.5)), 50 + x));
+  for (const y of [ar1, new Array<number>(40).fill(5)]) {
     const f = forecasters['auto-arima']();
     f.fit(y, {});
     const a = f.forecast(5);
