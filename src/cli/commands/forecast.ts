@@ -44,7 +44,7 @@ interface Named {
 /** What was done to the input before fitting: printed, and recorded in metrics.json. */
 interface InputNote {
   text: string;
-  json: Record<string, number>;
+  json: Record<string, number | Record<string, number>>;
 }
 
 /** Flags read for one input kind only: given with the other they would be silently ignored. */
@@ -152,7 +152,13 @@ function traceInputs(o: Flags): { inputs: Named[]; note: InputNote } {
   }
   const dropped = Math.round(all.reduce((sum, s) => sum + s.requestsPerS[buckets - 1]! * stepS, 0));
   const lastS = all[0]!.startS + (buckets - 1) * stepS;
-  const note = { text: `left out the last, partial ${o.granularity} bucket (from ${lastS} s; ${dropped} requests)`, json: { droppedLastBucketS: lastS, droppedRequests: dropped } };
+  // Rows the reader skips (e.g. Azure rows with 0 generated tokens) are in no series: say so, as simulate does.
+  const skipped = { ...source.stats.skipped };
+  const skippedText = Object.entries(skipped).map(([why, n]) => `\nskipped trace rows (${why}): ${n}, not counted`).join('');
+  const note = {
+    text: `left out the last, partial ${o.granularity} bucket (from ${lastS} s; ${dropped} requests)${skippedText}`,
+    json: { droppedLastBucketS: lastS, droppedRequests: dropped, ...(skippedText ? { skippedInTrace: skipped } : {}) },
+  };
   return { inputs: all.map((s) => ({ key: s.key, t0: s.startS, stepS, values: s[o.metric].slice(0, -1) })), note };
 }
 
