@@ -611,13 +611,15 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     // A run cut at endS leaves what still waits for an instance unfinished, as it does what instances hold (with
     // instance −1): it might have been served later. A run that ended on its own left it with nothing to come.
     const cut = endS >= 0;
-    for (const r of cut ? [] : deferred) drop(r, 'no-instance');
-    for (const m of cut ? [] : [...held.keys()].sort()) {
-      // In hold order across the model's FIFOs.
-      const left: { r: SimRequest; seq: number }[] = [];
-      for (const h of held.get(m)!.fifos) for (let i = h.head; i < h.items.length; i++) left.push({ r: h.items[i]!, seq: h.seq[i]! });
-      left.sort((a, b) => a.seq - b.seq);
-      for (const { r } of left) drop(r, 'held');
+    if (!cut) {
+      for (const r of deferred) drop(r, 'no-instance');
+      for (const m of [...held.keys()].sort()) {
+        // In hold order across the model's FIFOs.
+        const left: { r: SimRequest; seq: number }[] = [];
+        for (const h of held.get(m)!.fifos) for (let i = h.head; i < h.items.length; i++) left.push({ r: h.items[i]!, seq: h.seq[i]! });
+        left.sort((a, b) => a.seq - b.seq);
+        for (const { r } of left) drop(r, 'held');
+      }
     }
     if (endS < 0) endS = now;
     migrations?.settle(endS);
