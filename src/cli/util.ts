@@ -92,6 +92,17 @@ export function parseTimeScaleFlag(flag: string, v: string): number {
   return n;
 }
 
+/** What a command prints: stdout and stderr, or nothing with `--quiet` (errors still reach stderr through main.ts). */
+export interface Say {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+export function say(quiet: boolean): Say {
+  if (quiet) return { out: () => {}, err: () => {} };
+  return { out: (t) => void process.stdout.write(t), err: (t) => void process.stderr.write(t) };
+}
+
 /** A progress line on stderr when it is a terminal (never in pipes or CI logs). */
 export function progressReporter(quiet: boolean): { update: (simTimeS: number, arrived: number) => void; stop: () => void } {
   if (quiet || !process.stderr.isTTY) return { update: () => {}, stop: () => {} };

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { userCatalogDir } from '../helpers/cli.ts';
@@ -87,4 +87,12 @@ test('calibrate --catalog with a missing or bad file exits 2 with one line namin
       assert.match(r.stderr, message);
     }
   }
+});
+
+test('calibrate --quiet prints nothing and still writes calibration.json', () => {
+  const out = join(mkdtempSync(join(tmpdir(), 'llmfleet-cal-')), 'o');
+  const r = cli('calibrate', '--quiet', '--out', out);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout + r.stderr, '');
+  assert.ok(existsSync(join(out, 'calibration.json')));
 });

@@ -39,3 +39,18 @@ test('one plan refuses the study-only flags --sizes and --seeds instead of ignor
   assert.equal(s.status, 2);
   assert.match(s.stderr, /--sizes: expected an integer ≥ 1, got "0"/);
 });
+
+test('plan --quiet prints nothing and still writes its files; the same plan without it prints the summary', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plan-quiet-'));
+  const quiet = cli(['--generate', '3,3,3', '--bound-time-limit', '0', '--quiet', '--out', join(dir, 'q')]);
+  assert.equal(quiet.status, 0, quiet.stderr);
+  assert.equal(quiet.stdout + quiet.stderr, '');
+  for (const f of ['plan.json', 'fleet.yaml', 'problem.json']) assert.ok(existsSync(join(dir, 'q', f)), f);
+  const loud = cli(['--generate', '3,3,3', '--bound-time-limit', '0', '--out', join(dir, 'l')]);
+  assert.equal(loud.status, 0, loud.stderr);
+  assert.match(loud.stdout, /^solver agh {2}status /);
+  // Bad input still says why.
+  const bad = cli(['--generate', '3,3', '--quiet']);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /^llmfleet: --generate/);
+});

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UserError } from '../../util/errors.ts';
-import { nonEmptyFlag, notAPipe, outDirFlag, requireFile } from '../util.ts';
+import { nonEmptyFlag, notAPipe, outDirFlag, requireFile, say } from '../util.ts';
 import { BUILTIN_CATALOG, getModel, loadCatalogFile } from '../../model/catalog.ts';
 import { loadProfileTable } from '../../perf/profile-table.ts';
 import { calibrate, type CalibrationResult, type ErrorStats } from '../../perf/calibrate.ts';
@@ -126,28 +126,30 @@ export function registerCalibrate(program: Command): void {
     .option('--vidur [dir]', "instead: check the roofline's layer and all-reduce times against Vidur's measured profiles (default: the bundled data/profiles/vidur)")
     .option('--steps [files...]', 'instead: check the roofline against engine steps timed on a GPU by bench/gpu/measure_steps.py (default: the bundled H100 and H200 measurements)')
     .option('--catalog <file>', 'catalog YAML adding or overriding devices and models (format: src/model/README.md), for the profile keys and --map targets, the --steps rows and the --vidur GPUs')
-    .action((opts: { profile: string; out: string; map?: Record<string, string>; fitPer: string; largeStepComm: boolean; vidur?: string | true; steps?: string[] | true; catalog?: string }) => {
+    .option('--quiet', 'print nothing but errors (the files are still written)')
+    .action((opts: { profile: string; out: string; map?: Record<string, string>; fitPer: string; largeStepComm: boolean; vidur?: string | true; steps?: string[] | true; catalog?: string; quiet?: boolean }) => {
+      const { out: print, err: note } = say(opts.quiet ?? false);
       if (opts.vidur !== undefined && opts.steps !== undefined) throw new UserError('--vidur and --steps: give one check at a time');
       // A bad file is a ConfigError naming it (and the line and field of a bad entry): exit 2, one line.
       const catalog = opts.catalog === undefined ? BUILTIN_CATALOG : loadCatalogFile(resolve(nonEmptyFlag('--catalog', opts.catalog, 'catalog file')));
       if (opts.steps !== undefined) {
         const out = outDirFlag('--out', opts.out);
         const result = checkMeasuredSteps(opts.steps === true ? BUNDLED_STEPS : opts.steps.map((f) => requireFile('--steps', f)), catalog);
-        process.stdout.write(formatStepCheck(result) + '\n');
+        print(formatStepCheck(result) + '\n');
         const file = join(out, 'step-check.json');
         writeFileSync(file, JSON.stringify({ command: `llmfleet ${process.argv.slice(2).join(' ')}`, ...result }, null, 2) + '\n');
-        process.stdout.write(`wrote ${file}\n`);
+        print(`wrote ${file}\n`);
         return;
       }
       if (opts.vidur !== undefined) {
         const out = outDirFlag('--out', opts.out);
         const t0 = performance.now();
         const result = checkVidurProfiles(opts.vidur === true ? BUNDLED_VIDUR : resolve(opts.vidur), catalog);
-        process.stderr.write(`checked in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
-        process.stdout.write(formatVidurCheck(result) + '\n');
+        note(`checked in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+        print(formatVidurCheck(result) + '\n');
         const file = join(out, 'vidur-check.json');
         writeFileSync(file, JSON.stringify({ command: `llmfleet ${process.argv.slice(2).join(' ')}`, ...result }, null, 2) + '\n');
-        process.stdout.write(`wrote ${file}\n`);
+        print(`wrote ${file}\n`);
         return;
       }
       const map = opts.map ?? {};
@@ -167,11 +169,11 @@ export function registerCalibrate(program: Command): void {
       }
       const t0 = performance.now();
       const result = calibrate(table, { modelMap: map, fitPer: opts.fitPer, largeStepComm: opts.largeStepComm, catalog });
-      process.stderr.write(`calibrated in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
-      process.stdout.write(formatCalibration(result) + '\n');
+      note(`calibrated in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+      print(formatCalibration(result) + '\n');
       const file = join(out, 'calibration.json');
       const args = process.argv.slice(2).join(' ');
       writeFileSync(file, JSON.stringify({ command: `llmfleet ${args}`, ...result }, null, 2) + '\n');
-      process.stdout.write(`wrote ${file}\n`);
+      print(`wrote ${file}\n`);
     });
 }

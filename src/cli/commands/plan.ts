@@ -15,7 +15,7 @@ import { ablationStudy, budgetSweep, capSweep, MAX_GRW_SIGMA, MAX_GRW_TRIALS, MA
 import { toLpString } from '../../optimize/highs.ts';
 import { checkSimCheckSpan, MAX_SIM_CHECK_REQUESTS, MAX_SIM_CHECK_S, runSimCheck, SIM_CHECK_DEFAULT_S, SIM_CHECK_FILES, type SimCheck } from '../../optimize/joint-allocation/sim-check.ts';
 import { parseDecimal } from '../../util/decimal.ts';
-import { counterProgress, nonEmptyFlag } from '../util.ts';
+import { counterProgress, nonEmptyFlag, say, type Say } from '../util.ts';
 
 interface PlanFlags {
   problem?: string;
@@ -42,6 +42,7 @@ interface PlanFlags {
   simCheck?: string | true;
   warmStart?: string;
   aghLpWork?: string;
+  quiet?: boolean;
 }
 
 /** Flags that only the robustness study reads (named in the error when given elsewhere). */
@@ -152,32 +153,31 @@ export function describeObjective(plan: Pick<Plan, 'objective' | 'status'>): str
   return `none (no feasible plan found${plan.status === 'time-limit' ? ' within the time limit' : ''})`;
 }
 
-function printPlan(plan: Plan): void {
-  const o = process.stdout;
-  o.write(`solver ${plan.solver}  status ${plan.status}  objective ${describeObjective(plan)}  solve ${plan.solveSeconds.toFixed(3)} s` +
+function printPlan(plan: Plan, o: Say): void {
+  o.out(`solver ${plan.solver}  status ${plan.status}  objective ${describeObjective(plan)}  solve ${plan.solveSeconds.toFixed(3)} s` +
     (plan.bound !== null ? `  bound $${fmt(plan.bound)}  gap ${fmt(plan.gap === null ? null : plan.gap * 100, 3)} %` : '') + '\n');
-  if (plan.infeasibility) o.write(plan.infeasibility + '\n');
+  if (plan.infeasibility) o.out(plan.infeasibility + '\n');
   if (plan.costBreakdown) {
     const b = plan.costBreakdown;
-    o.write(`cost: rental $${fmt(b.gpuRental)}  model-storage $${fmt(b.modelStorage)}  data-storage $${fmt(b.dataStorage)}  delay $${fmt(b.delayPenalty)}  unmet $${fmt(b.unmetPenalty)}\n`);
+    o.out(`cost: rental $${fmt(b.gpuRental)}  model-storage $${fmt(b.modelStorage)}  data-storage $${fmt(b.dataStorage)}  delay $${fmt(b.delayPenalty)}  unmet $${fmt(b.unmetPenalty)}\n`);
   }
-  if (Object.keys(plan.gpusByTier).length) o.write(`GPUs: ${Object.entries(plan.gpusByTier).map(([k, v]) => `${k} ×${v}`).join(', ')}\n`);
-  for (const d of plan.deployments) o.write(`  deploy ${d.model} on ${d.tier} TP${d.tp} PP${d.pp} (${d.gpus} GPU${d.gpus === 1 ? '' : 's'}) for ${d.types.join(', ') || '(no type)'}\n`);
-  if (plan.perType.length) o.write('per type: delay/Δ and error/ε as (8i)/(8j) weigh them (by served share); per served query: their mean over served queries\n');
+  if (Object.keys(plan.gpusByTier).length) o.out(`GPUs: ${Object.entries(plan.gpusByTier).map(([k, v]) => `${k} ×${v}`).join(', ')}\n`);
+  for (const d of plan.deployments) o.out(`  deploy ${d.model} on ${d.tier} TP${d.tp} PP${d.pp} (${d.gpus} GPU${d.gpus === 1 ? '' : 's'}) for ${d.types.join(', ') || '(no type)'}\n`);
+  if (plan.perType.length) o.out('per type: delay/Δ and error/ε as (8i)/(8j) weigh them (by served share); per served query: their mean over served queries\n');
   for (const t of plan.perType) {
     const perServed = t.delayPerServedS === null ? '-' : `${fmt(t.delayPerServedS)} s, ${fmt(t.errorPerServed, 4)}`;
-    o.write(`  ${t.type.padEnd(20)} served ${(t.served * 100).toFixed(1).padStart(5)} %  delay ${fmt(t.delayS)}/${t.delaySloS} s  error ${fmt(t.error, 4)}/${t.errorSlo}` +
+    o.out(`  ${t.type.padEnd(20)} served ${(t.served * 100).toFixed(1).padStart(5)} %  delay ${fmt(t.delayS)}/${t.delaySloS} s  error ${fmt(t.error, 4)}/${t.errorSlo}` +
       `  per served query ${perServed}${t.servedOverSlo.length ? `  over SLO: ${t.servedOverSlo.join(', ')}` : ''}\n`);
   }
-  if (!plan.feasible && plan.violations.length) o.write(`violations: ${plan.violations.slice(0, 5).map((v) => `${v.family} ${v.where}`).join('; ')}\n`);
+  if (!plan.feasible && plan.violations.length) o.out(`violations: ${plan.violations.slice(0, 5).map((v) => `${v.family} ${v.where}`).join('; ')}\n`);
   if (plan.headroom) {
     const h = plan.headroom;
-    o.write(`headroom: ${describeHeadroom(h)}; the plan's own (inflated) objective $${fmt(h.inflatedObjective)}` +
+    o.out(`headroom: ${describeHeadroom(h)}; the plan's own (inflated) objective $${fmt(h.inflatedObjective)}` +
       (h.inflatedBound !== null ? `, inflated bound $${fmt(h.inflatedBound)}` : '') + '\n');
     const capped = Object.entries(h.sloFactorByType).filter(([, f]) => f < 1 + h.slo);
-    if (capped.length) o.write(`  delay/error inflation capped where no candidate meets the SLO beyond: ${capped.map(([t, f]) => `${t} +${((f - 1) * 100).toFixed(1)} %`).join(', ')}\n`);
+    if (capped.length) o.out(`  delay/error inflation capped where no candidate meets the SLO beyond: ${capped.map(([t, f]) => `${t} +${((f - 1) * 100).toFixed(1)} %`).join(', ')}\n`);
   }
-  for (const n of plan.notes) o.write(`note: ${n}\n`);
+  for (const n of plan.notes) o.out(`note: ${n}\n`);
 }
 
 const STUDIES = ['runtime', 'optimality', 'robustness', 'sensitivity'] as const;
@@ -241,33 +241,33 @@ function parseStudyFlags(which: string | undefined, f: PlanFlags): StudyArgs {
   return { tl, seed, sizes, headroom, seeds, scenarios, trials, budgets, caps, stresses, sigmas, warmStart };
 }
 
-async function runStudy(which: string | undefined, f: PlanFlags, a: StudyArgs): Promise<void> {
-  const progress = (m: string) => process.stderr.write(m + '\n');
+async function runStudy(which: string | undefined, f: PlanFlags, a: StudyArgs, o: Say): Promise<void> {
+  const progress = (m: string) => o.err(m + '\n');
   const { tl, seed, sizes, headroom, seeds, scenarios, trials, budgets, caps, stresses, sigmas, warmStart } = a;
   let result: unknown;
   switch (which) {
     case 'runtime': {
       const rows = await runtimeStudy({ seed, progress, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { sizes } : {}) });
-      process.stdout.write(runtimeTable(rows));
+      o.out(runtimeTable(rows));
       result = rows;
       break;
     }
     case 'optimality': {
       const r = await optimalityStudy({ progress, warmStart, ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { sizes } : {}), ...(seeds !== undefined ? { seeds } : {}) });
-      process.stdout.write('Gap to the proven MILP optimum over the seeds where the MILP finished (optimal).\n| (I,J,K) | MILP optimal | method | min / median / mean / p90 / max | within 1 % |\n|---|---|---|---|---|\n');
+      o.out('Gap to the proven MILP optimum over the seeds where the MILP finished (optimal).\n| (I,J,K) | MILP optimal | method | min / median / mean / p90 / max | within 1 % |\n|---|---|---|---|---|\n');
       for (const s of r.bySize) {
         const pc = (v: number) => (v * 100).toFixed(2) + ' %';
         for (const [name, d] of [['AGH', s.agh], ['AGH exact', s.aghExact], ['GH', s.gh]] as const) {
-          process.stdout.write(`| (${s.size.join(',')}) | ${s.optimal} | ${name} | ${pc(d.min)} / ${pc(d.median)} / ${pc(d.mean)} / ${pc(d.p90)} / ${pc(d.max)} | ${(d.within1pct * 100).toFixed(0)} % |\n`);
+          o.out(`| (${s.size.join(',')}) | ${s.optimal} | ${name} | ${pc(d.min)} / ${pc(d.median)} / ${pc(d.mean)} / ${pc(d.p90)} / ${pc(d.max)} | ${(d.within1pct * 100).toFixed(0)} % |\n`);
         }
       }
-      for (const s of r.bySize) process.stdout.write(`AGH time (${s.size.join(',')}): mean ${s.aghMeanS.toFixed(3)} s, max ${s.aghMaxS.toFixed(3)} s\n`);
+      for (const s of r.bySize) o.out(`AGH time (${s.size.join(',')}): mean ${s.aghMeanS.toFixed(3)} s, max ${s.aghMaxS.toFixed(3)} s\n`);
       const abSeeds = seeds ?? 20;
       const ab = ablationStudy({ seeds: abSeeds });
       const abExact = ablationStudy({ seeds: abSeeds, exact: true });
       for (const [title, rows] of [['AGH', ab], ['AGH exact (Algorithm 2 as listed)', abExact]] as const) {
-        process.stdout.write(`\nAblation (Table III) on (6,6,10), ${title}\n| variant | feasible | mean cost $ | median cost / full | mean served % |\n|---|---|---|---|---|\n`);
-        for (const a of rows) process.stdout.write(`| ${a.variant} | ${a.feasible}/${a.seeds} | ${fmt(a.meanCostUsd)} | ${a.medianCostRatio.toFixed(3)} | ${a.meanServedPct.toFixed(1)} |\n`);
+        o.out(`\nAblation (Table III) on (6,6,10), ${title}\n| variant | feasible | mean cost $ | median cost / full | mean served % |\n|---|---|---|---|---|\n`);
+        for (const a of rows) o.out(`| ${a.variant} | ${a.feasible}/${a.seeds} | ${fmt(a.meanCostUsd)} | ${a.medianCostRatio.toFixed(3)} | ${a.meanServedPct.toFixed(1)} |\n`);
       }
       result = { ...r, ablation: ab, ablationExact: abExact };
       break;
@@ -283,20 +283,19 @@ async function runStudy(which: string | undefined, f: PlanFlags, a: StudyArgs): 
         ...(stresses ? { stresses } : {}),
         ...(sigmas ? { sigmas } : {}),
       });
-      const o = process.stdout;
-      o.write(`headroom of AGH-H / GH-H / DM-H: ${describeHeadroom(r.headroom)}\n`);
-      o.write('nominal (Stage 1): ' + r.nominal.map((n) => `${n.method} $${fmt(n.objective)} (${n.gpus} GPU${n.gpus === 1 ? '' : 's'}${n.feasible ? '' : ', infeasible'})`).join('; ') + '\n');
+      o.out(`headroom of AGH-H / GH-H / DM-H: ${describeHeadroom(r.headroom)}\n`);
+      o.out('nominal (Stage 1): ' + r.nominal.map((n) => `${n.method} $${fmt(n.objective)} (${n.gpus} GPU${n.gpus === 1 ? '' : 's'}${n.feasible ? '' : ', infeasible'})`).join('; ') + '\n');
       for (const s of r.scenarios) {
-        o.write(`\nStage 2, ${s.count} scenarios, stress ×${s.stress}\n| method | Stage-1 $ | expected cost $ | violation % | served % |\n|---|---|---|---|---|\n`);
-        for (const x of s.rows) o.write(`| ${x.method} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} | ${fmt(x.servedPct, 1)} |\n`);
+        o.out(`\nStage 2, ${s.count} scenarios, stress ×${s.stress}\n| method | Stage-1 $ | expected cost $ | violation % | served % |\n|---|---|---|---|---|\n`);
+        for (const x of s.rows) o.out(`| ${x.method} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} | ${fmt(x.servedPct, 1)} |\n`);
       }
-      o.write('\nGRW volatility (static plans, mean cost per window on the 24-h scale)\n| σ | ' + (r.grw[0]?.rows.map((x) => x.method).join(' | ') ?? '') + ' |\n');
-      for (const g of r.grw) o.write(`| ${g.sigma} | ${g.rows.map((x) => `$${fmt(x.meanCostUsd)} (${fmt(x.violationPct, 1)} %)`).join(' | ')} |\n`);
+      o.out('\nGRW volatility (static plans, mean cost per window on the 24-h scale)\n| σ | ' + (r.grw[0]?.rows.map((x) => x.method).join(' | ') ?? '') + ' |\n');
+      for (const g of r.grw) o.out(`| ${g.sigma} | ${g.rows.map((x) => `$${fmt(x.meanCostUsd)} (${fmt(x.violationPct, 1)} %)`).join(' | ')} |\n`);
       if (r.diurnal) {
         const d = r.diurnal;
         const what = d.span.kind === 'day' ? `${d.span.day}${d.span.busiest ? ', the busiest day' : ''}` : 'whole span';
-        o.write(`\nTrace replay of ${d.source} (${what}, ${d.requests} requests; ${d.bins} windows, peak/trough ${d.peakToTrough.toFixed(1)}×)\n| method | mean cost/window $ | total $ | violation % |\n|---|---|---|---|\n`);
-        for (const x of r.diurnal.rows) o.write(`| ${x.method} | ${fmt(x.meanCostPerWindowUsd)} | ${fmt(x.totalUsd)} | ${fmt(x.violationPct, 1)} |\n`);
+        o.out(`\nTrace replay of ${d.source} (${what}, ${d.requests} requests; ${d.bins} windows, peak/trough ${d.peakToTrough.toFixed(1)}×)\n| method | mean cost/window $ | total $ | violation % |\n|---|---|---|---|\n`);
+        for (const x of r.diurnal.rows) o.out(`| ${x.method} | ${fmt(x.meanCostPerWindowUsd)} | ${fmt(x.totalUsd)} | ${fmt(x.violationPct, 1)} |\n`);
       }
       const suites: { key: 'table2' | 'budgetSweep'; title: string; settings: readonly SuiteSetting[] }[] = [];
       if (f.suite) suites.push({ key: 'table2', title: 'Table II suite (δ, φ_v)', settings: TABLE2_SCENARIOS });
@@ -308,8 +307,8 @@ async function runStudy(which: string | undefined, f: PlanFlags, a: StudyArgs): 
           ...(scenarios !== undefined ? { scenarios } : {}),
           ...(headroom ? { headroom } : {}),
         });
-        o.write(`\n${sw.title}, Stage 2 at stress ×1\n| scenario | method | Stage-1 $ | expected cost $ | violation % |\n|---|---|---|---|---|\n`);
-        for (const x of rows) o.write(`| ${x.scenario} | ${x.method} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} |\n`);
+        o.out(`\n${sw.title}, Stage 2 at stress ×1\n| scenario | method | Stage-1 $ | expected cost $ | violation % |\n|---|---|---|---|---|\n`);
+        for (const x of rows) o.out(`| ${x.scenario} | ${x.method} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} |\n`);
         suiteRows[sw.key] = rows;
       }
       let capRows: Awaited<ReturnType<typeof capSweep>> | null = null;
@@ -318,22 +317,21 @@ async function runStudy(which: string | undefined, f: PlanFlags, a: StudyArgs): 
           seed, progress, caps, ...(stresses ? { stresses } : {}), ...(tl !== undefined ? { milpTimeLimitS: tl } : {}), ...(sizes ? { size: sizes[0]! } : {}),
           ...(scenarios !== undefined ? { scenarios } : {}),
         });
-        o.write('\nUnmet-cap sweep (Fig. 4): ζ on every type at Stage 1; violation = unserved share above ζ (1 % for soft)\n| ζ | stress | method | meets ζ at Stage 1 | Stage-1 $ | expected cost $ | violation % | served % |\n|---|---|---|---|---|---|---|---|\n');
-        for (const x of capRows.rows) o.write(`| ${x.cap} | ×${x.stress} | ${x.method} | ${x.meetsCapAtStage1 ? 'yes' : 'no'} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} | ${fmt(x.servedPct, 1)} |\n`);
-        for (const x of capRows.infeasible) o.write(`| ${x.cap} | — | ${x.method} | infeasible | | | | |\n`);
+        o.out('\nUnmet-cap sweep (Fig. 4): ζ on every type at Stage 1; violation = unserved share above ζ (1 % for soft)\n| ζ | stress | method | meets ζ at Stage 1 | Stage-1 $ | expected cost $ | violation % | served % |\n|---|---|---|---|---|---|---|---|\n');
+        for (const x of capRows.rows) o.out(`| ${x.cap} | ×${x.stress} | ${x.method} | ${x.meetsCapAtStage1 ? 'yes' : 'no'} | ${fmt(x.stage1Usd)} | ${fmt(x.expectedCostUsd)} | ${fmt(x.violationPct, 1)} | ${fmt(x.servedPct, 1)} |\n`);
+        for (const x of capRows.infeasible) o.out(`| ${x.cap} | — | ${x.method} | infeasible | | | | |\n`);
       }
       result = { ...r, table2: suiteRows.table2 ?? null, ...(suiteRows.budgetSweep ? { budgetSweep: suiteRows.budgetSweep } : {}), ...(capRows ? { capSweep: capRows } : {}) };
       break;
     }
     case 'sensitivity': {
       const pts = sensitivityStudy({ seed, progress, ...(sizes ? { size: sizes[0]! } : {}) });
-      const o = process.stdout;
-      o.write('AGH re-planned per grid point (Fig. 5d–f). Cell: objective $ / GPUs (pairs) / TFLOPS per GPU / % GPUs on quantised tiers / % served\n');
+      o.out('AGH re-planned per grid point (Fig. 5d–f). Cell: objective $ / GPUs (pairs) / TFLOPS per GPU / % GPUs on quantised tiers / % served\n');
       for (const [grid, g] of Object.entries(SENSITIVITY_GRIDS)) {
-        o.write(`\n${grid}\n| ${g.a.name} \\ ${g.b.name} | ${g.b.values.join(' | ')} |\n|---|${g.b.values.map(() => '---|').join('')}\n`);
+        o.out(`\n${grid}\n| ${g.a.name} \\ ${g.b.name} | ${g.b.values.join(' | ')} |\n|---|${g.b.values.map(() => '---|').join('')}\n`);
         for (const a of g.a.values) {
           const cells = pts.filter((p) => p.grid === grid && p.a === a).map((p) => `${fmt(p.objective)} / ${p.gpus} (${p.pairs}) / ${p.tflopsPerGpu.toFixed(0)} / ${(100 * p.quantizedGpuShare).toFixed(0)} / ${p.servedPct.toFixed(1)}`);
-          o.write(`| ${a} | ${cells.join(' | ')} |\n`);
+          o.out(`| ${a} | ${cells.join(' | ')} |\n`);
         }
       }
       result = pts;
@@ -362,6 +360,7 @@ export function registerPlan(program: Command): void {
     .option('--encoding <enc>', 'MILP encoding: paper (McCormick, default) or compact (exact, smaller)', 'paper')
     .option('--out <dir>', 'write plan.json, problem.json and fleet.yaml (+ catalog.yaml for quantised tiers) here (studies: study-<name>.json)')
     .option('--write-lp <file>', 'write the MILP in CPLEX LP format')
+    .option('--quiet', 'print nothing but errors (the files are still written)')
     .option('--seeds <n>', `optimality study: seeds per size, and of its ablation (default 20, at most ${MAX_STUDY_SEEDS})`)
     .option('--scenarios <n>', `robustness study: Stage-2 scenarios per stress (default 500, at most ${MAX_STAGE2_SCENARIOS.toLocaleString('en-US')})`)
     .option('--trials <n>', `robustness study: GRW trials per σ (default 3, at most ${MAX_GRW_TRIALS})`)
@@ -387,7 +386,7 @@ export function registerPlan(program: Command): void {
         checkStudyFlags(which, cmd);
         const args = parseStudyFlags(which, f);
         if (f.out !== undefined) prepareOutDir('--out', f.out);
-        return runStudy(which, f, args);
+        return runStudy(which, f, args, say(f.quiet ?? false));
       }
       onlyForRobustness(f, 'plan (one plan)');
       rejectGiven(cmd, STUDY_FLAGS, 'only for plan study', 'plan (one plan)');
@@ -450,7 +449,8 @@ export function registerPlan(program: Command): void {
         }
       }
       // What the solve is doing, on a terminal only: AGH takes minutes from about (100,100,100), a MILP up to --time-limit.
-      const status = counterProgress(false, `planning (--solver ${f.solver}) | {what}`, { what: 'starting' });
+      const o = say(f.quiet ?? false);
+      const status = counterProgress(f.quiet ?? false, `planning (--solver ${f.solver}) | {what}`, { what: 'starting' });
       let plan: Plan;
       try {
         plan = await solveCoefficients(c, {
@@ -461,7 +461,7 @@ export function registerPlan(program: Command): void {
       } finally {
         status.stop();
       }
-      printPlan(plan);
+      printPlan(plan, o);
       if (f.out !== undefined) {
         removeConditionalOutputs(f.out);
         writeOut(f.out, 'plan.json', plan);
@@ -473,15 +473,15 @@ export function registerPlan(program: Command): void {
         if (variants !== null) writeFileSync(join(f.out, FLEET_CATALOG_FILE), variants);
         // The problem as planned (a generated one, or the file with its defaults filled in): never a stale one beside a new plan.
         writeOut(f.out, 'problem.json', problem);
-        process.stdout.write(`wrote ${f.out}/plan.json, fleet.yaml${variants !== null ? `, ${FLEET_CATALOG_FILE}` : ''}, problem.json\n`);
+        o.out(`wrote ${f.out}/plan.json, fleet.yaml${variants !== null ? `, ${FLEET_CATALOG_FILE}` : ''}, problem.json\n`);
         if (exported.unmapped.length > 0) {
-          process.stdout.write(`note: fleet.yaml names what the simulator's catalog lacks: ${exported.unmapped.join(', ')} (models match by name, hardware by each tier's hardware field; add them with a scenario catalog: file)\n`);
+          o.out(`note: fleet.yaml names what the simulator's catalog lacks: ${exported.unmapped.join(', ')} (models match by name, hardware by each tier's hardware field; add them with a scenario catalog: file)\n`);
         }
       }
       if (simCheckS !== undefined) {
         const dir = join(f.out ?? 'out', f.out !== undefined ? 'sim-check' : 'plan-sim-check');
         const check = runSimCheck(problem, plan, dir, { durationS: simCheckS, seed });
-        printSimCheck(check, dir);
+        printSimCheck(check, dir, o);
         if (f.out !== undefined) writeOut(f.out, 'sim-check.json', check);
       }
     });
@@ -502,12 +502,12 @@ function removeConditionalOutputs(out: string): void {
   if (readdirSync(dir).length === 0) rmdirSync(dir);
 }
 
-function printSimCheck(check: SimCheck, dir: string): void {
+function printSimCheck(check: SimCheck, dir: string, o: Say): void {
   const s = (x: number | null) => (x === null ? '-' : x.toFixed(2));
   const lines = [`sim-check: ${check.requests} requests over ${check.durationS} s simulated (${dir}/scenario.yaml); plan delay: its mean per served query`];
   lines.push('  type                 plan delay s   Δ s   sim mean E2E s   sim p95 E2E s   over Δ');
   for (const t of check.types) {
     lines.push(`  ${t.type.padEnd(20)} ${t.planDelayS.toFixed(2).padStart(12)} ${t.delaySloS.toFixed(2).padStart(6)} ${s(t.meanE2eS).padStart(16)} ${s(t.p95E2eS).padStart(15)} ${(t.overSlo * 100).toFixed(1).padStart(7)} %`);
   }
-  process.stdout.write(lines.join('\n') + '\n');
+  o.out(lines.join('\n') + '\n');
 }
