@@ -260,7 +260,7 @@ function costSloChart(runs: readonly ReportRun[], color: ColorEnc): ChartSpec {
   return {
     id: 'cost-vs-slo',
     title: 'Cost vs SLO attainment',
-    caption: 'One point per variant. Diamonds joined by the red line are the Pareto frontier: no other variant is both cheaper and better on SLO.',
+    caption: 'One point per variant. Diamonds joined by the red line are the Pareto frontier: no other variant is both cheaper and better on SLO (a variant that attains nothing is never on it).',
     spec: {
       config: CONFIG,
       width: WIDTH,

@@ -1,6 +1,6 @@
 import { reportCharts, renderSvg, type ReportRun } from './charts.ts';
 import { formatDiffCi, pairedNotes, type PairedBlock, type SeededTable } from './seeds.ts';
-import { comparisonTable, frontierNames, tableNotes, type ComparisonTable } from './table.ts';
+import { comparisonTable, describeFrontier, frontierNames, tableNotes, type ComparisonTable } from './table.ts';
 import { describeRuns, formatLatency as ms } from './format.ts';
 import { noValueText } from './stats.ts';
 
@@ -85,7 +85,7 @@ function resultsTable(runs: readonly ReportRun[]): string {
   const notes = tableNotes(t);
   const note = mark
     ? `<p class="note">Bold: ${esc(notes.best)}. ${notes.finishedOnly ? `${esc(notes.finishedOnly)}. ` : ''}` +
-      `Pareto frontier on cost and SLO attainment: <strong>${front.map(esc).join(', ')}</strong>.</p>`
+      `Pareto frontier on cost and SLO attainment: <strong>${esc(describeFrontier(front))}</strong>.</p>`
     : '';
   return `${tableHtml(t, mark)}${note}`;
 }
@@ -106,7 +106,7 @@ function seededSection(s: NonNullable<ReportModel['seeded']>): string {
     `<p class="note">Each cell: the mean over the ${n} seeds ± the half-width of its two-sided 95 % Student-t interval (${n - 1} degrees of freedom). ` +
     `Every variant ran the same workload on each seed (the scenario below, its seed replaced by each of the seeds). ` +
     `Bold: ${esc(notes.best)}. ${notes.finishedOnly ? `${esc(notes.finishedOnly)}. ` : ''}` +
-    `Pareto frontier of the means on cost and SLO attainment: <strong>${s.frontier.map(esc).join(', ')}</strong>.</p>`;
+    `Pareto frontier of the means on cost and SLO attainment: <strong>${esc(describeFrontier(s.frontier))}</strong>.</p>`;
   const p = s.paired;
   const pn = pairedNotes(p, n);
   const head = `<tr><th>variant</th>${p.metrics.map((x) => `<th>${esc(x.title)}</th><th title="seeds on which the variant did better as printed (a difference that rounds to a tie is no win)">wins</th>`).join('')}</tr>`;

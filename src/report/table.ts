@@ -115,6 +115,11 @@ export function frontierNames(entries: readonly { name: string; summary: Summary
   return paretoFrontier(entries.map((e) => costSloPoint(e.summary))).map((i) => entries[i]!.name);
 }
 
+/** The frontier's names for a sentence; none when no variant attains anything (a 0 % point is not on it). */
+export function describeFrontier(names: readonly string[]): string {
+  return names.length > 0 ? names.join(', ') : 'none (no variant attains the SLO for any request)';
+}
+
 /** A run on the cost / SLO plane, as printed. */
 export function costSloPoint(s: Summary): { costUsd: number; attainment: number } {
   return asPrinted({ costUsd: s.fleet.costUsd, attainment: headlineAttainment(s) });

@@ -28,3 +28,9 @@ test('one point is its own frontier and no point gives an empty one', () => {
   assert.deepEqual(paretoFrontier([{ costUsd: 3, attainment: 0.1 }]), [0]);
   assert.deepEqual(paretoFrontier([]), []);
 });
+
+test('a point that attains nothing is not on the frontier, even at the lowest cost (a variant without instances)', () => {
+  assert.deepEqual(paretoFrontier([{ costUsd: 0, attainment: 0 }, { costUsd: 5, attainment: 0.9 }]), [1]);
+  assert.deepEqual(paretoFrontier([{ costUsd: 0, attainment: 0 }, { costUsd: 5, attainment: 0 }]), []);
+  assert.deepEqual(paretoFrontier([{ costUsd: 0, attainment: 0.0001 }, { costUsd: 5, attainment: 0.9 }]), [0, 1]);
+});

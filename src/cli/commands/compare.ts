@@ -14,7 +14,7 @@ import {
 import { describeRuns } from '../../report/format.ts';
 import { formatCommand } from '../../report/run-report.ts';
 import { baselineIndex, formatPairedBlock, pairedBlock, parseSeedsFlag, seededFrontier, seededTable } from '../../report/seeds.ts';
-import { formatComparisonTable, frontierNames } from '../../report/table.ts';
+import { describeFrontier, formatComparisonTable, frontierNames } from '../../report/table.ts';
 import { loadComparison, type ComparisonSetup } from '../../report/variants.ts';
 import { UserError } from '../../util/errors.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
@@ -79,7 +79,7 @@ export function registerCompare(program: Command): void {
         process.stdout.write(`compared ${results.length} variants of ${setup.base.name} (${describeRuns(results.map((r) => ({ name: r.name, summary: r.digest.summary })))})\n\n`);
         process.stdout.write(formatComparisonTable(resultsTable(results)));
         const front = frontierNames(results.map((r) => ({ name: r.name, summary: r.digest.summary })));
-        process.stdout.write(`Pareto frontier on cost and SLO attainment: ${front.join(', ')}\n`);
+        process.stdout.write(`Pareto frontier on cost and SLO attainment: ${describeFrontier(front)}\n`);
         process.stdout.write(`\nwrote ${display(paths.json)}\nreport: ${display(paths.html)}\n`);
         const threads = Math.min(workers, results.length);
         const where = workers === 0 ? 'this thread' : `${threads} worker thread${threads === 1 ? '' : 's'}`;
@@ -113,7 +113,7 @@ async function compareSeeds(o: CompareFlags, out: string, setup: ComparisonSetup
   process.stdout.write(`compared ${variants.length} variants of ${setup.base.name} on ${seeds.length} seeds (seeds ${seeds.join(', ')}; requests ${requests}; ${slo})\n\n`);
   process.stdout.write(formatComparisonTable(seededTable(entries), true));
   process.stdout.write(`± half-width of the two-sided 95 % Student-t interval of the mean over the ${seeds.length} seeds\n`);
-  process.stdout.write(`Pareto frontier of the means on cost and SLO attainment: ${seededFrontier(entries).join(', ')}\n\n`);
+  process.stdout.write(`Pareto frontier of the means on cost and SLO attainment: ${describeFrontier(seededFrontier(entries))}\n\n`);
   process.stdout.write(formatPairedBlock(pairedBlock(entries, baseline), seeds.length));
   process.stdout.write(`\nwrote ${display(paths.json)}\nreport: ${display(paths.html)}\n`);
   const runs = variants.length * seeds.length;
