@@ -144,8 +144,50 @@ function bindQueueOrder(name: QueueOrderName, options: Record<string, unknown> |
 /** Requests in the system (arrived, not finished or dropped) beyond which a run stops: about 1 KB each. */
 const MAX_IN_FLIGHT = 2_000_000;
 
-/** Most scaling ticks a run takes (a week at 1 s is 604,800; the SageServe week at 15 s is 40,320). */
-const MAX_SCALE_TICKS = 5_000_000;
+/**
+ * Most ticks of one periodic event a run takes: scaling, Llumnix's migration polls, the gateway's signal to held
+ * requests (a week of scaling at 1 s is 604,800; the SageServe week at 15 s is 40,320). Like the timeline's row cap:
+ * a period far shorter than the run would otherwise loop (for ever once t + period rounds to t).
+ */
+const MAX_TICKS = 5_000_000;
+
+/** Idle migration polls stepped one addition at a time before a jump (`firstPollFrom`). */
+const IDLE_POLL_STEPS = 100_000;
+
+/**
+ * The first poll at or after t on the grid last + k·period, by the same float additions as polling every period
+ * (so a run's polls do not depend on whether it skipped an idle stretch); past IDLE_POLL_STEPS of them (a long gap
+ * in a trace), the rest in one multiplication.
+ */
+function firstPollFrom(last: number, periodS: number, t: number): number {
+  let next = last + periodS;
+  for (let i = 0; next < t && i < IDLE_POLL_STEPS; i++) next += periodS;
+  if (next < t) next += Math.ceil((t - next) / periodS) * periodS;
+  return next;
+}
+
+/** Counts one periodic event's ticks; past MAX_TICKS, a UserError naming the setting. */
+function tickCap(field: string, periodS: number, what: string): (now: number) => void {
+  let ticks = 0;
+  return (now) => {
+    if (++ticks <= MAX_TICKS) return;
+    throw new UserError(
+      `${field}: ${periodS} s gives more than ${MAX_TICKS.toLocaleString('en-US')} ${what} by t = ${now.toFixed(0)} s; use a longer interval for a run this long`,
+    );
+  };
+}
+
+/**
+ * The first point of the grid k·period strictly after t. floor(t / period) + 1 alone can land on t itself (4.3 / 0.1
+ * = 42.99…, and 43 × 0.1 = 4.3), which rescheduled the event at the same time for ever.
+ */
+export function nextGridPoint(t: number, periodS: number): number {
+  const k = Math.floor(t / periodS) + 1;
+  const next = k * periodS;
+  if (next > t) return next;
+  const after = (k + 1) * periodS;
+  return after > t ? after : t + periodS;
+}
 
 /** Requests past `endS` a run reads to count them (`SimResult.afterEnd`); a longer workload is not read to its end. */
 export const AFTER_END_LOOKAHEAD = 100_000;
@@ -215,7 +257,10 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     const netDelay = networkDelay(sc.network);
     let inflight = 0;
     let events = 0;
-    let scaleTicks = 0;
+    const scaleTick = tickCap('scaling.intervalS', scaling.intervalS, 'scaling ticks');
+    const rebalanceTick = tickCap('routing.options.migration.intervalS', router.migrateIntervalS ?? NaN, 'migration polls');
+    /** The last migration poll's time while polling is stopped for an idle fleet (see the 'rebalance' event). */
+    let parkedPollS: number | null = null;
     const timeline = new Timeline(sc.output.timelineIntervalS);
     const fleet: Fleet = new Fleet({
       onFinish(r) {
@@ -274,11 +319,13 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     /** A periodic `signal` event is in the queue; none is scheduled once held requests are known to be stuck. */
     let signalPending = false;
     let heldStuck = false;
+    const signalTick = tickCap('routing.options.niwSignalIntervalS', router.heldSignalIntervalS ?? NaN, 'signals to held requests');
     const scheduleSignal = (t: number) => {
       if (signalPending || heldStuck) return;
       const iv = router.heldSignalIntervalS;
       invariant(iv !== undefined && iv > 0, `router ${router.name} holds requests but gives no heldSignalIntervalS`);
-      q.push({ kind: 'signal', t: (Math.floor(t / iv) + 1) * iv });
+      signalTick(t);
+      q.push({ kind: 'signal', t: nextGridPoint(t, iv) });
       signalPending = true;
     };
     /** Holds `r` in the FIFO `holdQueue` names (set by the `dispatch` that returned 'held'). */
@@ -437,6 +484,10 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
       events++;
       switch (ev.kind) {
         case 'arrival': {
+          if (parkedPollS !== null) {
+            q.push({ kind: 'rebalance', t: firstPollFrom(parkedPollS, router.migrateIntervalS!, now) });
+            parkedPollS = null;
+          }
           const r = new SimRequest(pending!, pools[0]!.model);
           r.predictedOutputTokens = predictor.predict(r).point;
           arrived++;
@@ -502,15 +553,11 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
           fleet.now = now;
           for (const o of router.migrate!(fleet, migrations!.busy())) migrations!.start(o, now);
           if (workLeft()) {
-            const iv = router.migrateIntervalS!;
-            let next = now + iv;
-            // Nothing in flight: until the next event every poll finds no instance running anything, so no source.
-            // Step the same grid (the same float additions) past the idle stretch instead of an event per poll.
-            if (inflight === 0 && migrations!.busy().size === 0) {
-              const upcoming = q.peekTime();
-              while (next < upcoming) next += iv;
-            }
-            q.push({ kind: 'rebalance', t: next });
+            rebalanceTick(now);
+            // Nothing in flight: until the next arrival every poll finds no instance running anything, so no source.
+            // Polling stops there and the arrival resumes it on the same grid (not an event per poll through a gap).
+            if (inflight === 0 && migrations!.busy().size === 0) parkedPollS = now;
+            else q.push({ kind: 'rebalance', t: now + router.migrateIntervalS! });
           }
           break;
         }
@@ -576,13 +623,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         }
         case 'scale': {
           fleet.now = now;
-          if (++scaleTicks > MAX_SCALE_TICKS) {
-            // Like the timeline's row cap: a tick far shorter than the run would otherwise loop (for ever once
-            // now + intervalS rounds to now).
-            throw new UserError(
-              `scaling.intervalS: ${scaling.intervalS} s gives more than ${MAX_SCALE_TICKS.toLocaleString('en-US')} scaling ticks by t = ${now.toFixed(0)} s; use a longer interval for a run this long`,
-            );
-          }
+          scaleTick(now);
           const status = poolStatus(fleet, pools, sc, now);
           const arrivals = [...arrivalsByKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
           const wanted = scaler!.decide({ now, intervalS: scaling.intervalS, pools: status, arrivals, view: fleet });

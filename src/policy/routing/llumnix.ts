@@ -15,7 +15,7 @@ import { pickMin } from './pick.ts';
 export const llumnixMigrationOptions = z
   .object({
     enabled: z.boolean().default(false),
-    intervalS: z.number().positive().max(3600).default(0.05),
+    intervalS: z.number().min(0.001).max(3600).default(0.05),
     pairPolicy: z.enum(['defrag', 'balanced']).default('defrag'),
     /** Free KV blocks per running request below which an instance migrates out (above: it may take one in). */
     outThresholdBlocks: z.number().min(0).default(3),

@@ -56,7 +56,7 @@ const routerOptionsObject = z
      * no period given; the released code signals at each completion only, which the simulator also does). 30 s:
      * the peak-day scenario's timeline interval, on which held requests used to be offered.
      */
-    niwSignalIntervalS: z.number().positive().max(86_400).default(30),
+    niwSignalIntervalS: z.number().min(0.001).max(86_400).default(30),
     /**
      * Pools whose name ends with this serve only NIW (the siloed and Chiron baselines). As soon as the fleet
      * holds any instance of such a pool for a model, that model runs siloed: IW goes to the other pools, NIW
