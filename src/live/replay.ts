@@ -226,31 +226,53 @@ function authHeader(apiKey: string | undefined): Record<string, string> {
   return key ? { authorization: `Bearer ${key}` } : {};
 }
 
+/** GET /v1/models: the ids, or why it gave none (an HTTP status); a UserError when the server cannot be reached. */
+async function listModels(base: string, timeoutS: number, apiKey: string | undefined, orModel: string): Promise<{ ids: string[]; refused: string }> {
+  let status: number;
+  let text: string;
+  try {
+    const res = await request(`${base}/v1/models`, { headers: authHeader(apiKey), signal: AbortSignal.timeout(Math.min(timeoutS, 30) * 1000) });
+    status = res.statusCode;
+    text = await res.body.text();
+  } catch (e) {
+    throw new UserError(`--url: cannot list models at ${base}/v1/models (${(e as Error).message}); is the server up?${orModel}`);
+  }
+  if (status !== 200) return { ids: [], refused: `HTTP ${status}: ${text.slice(0, 200).replace(/\s+/g, ' ')}` };
+  let body: { data?: { id?: unknown }[] } | null;
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    return { ids: [], refused: `HTTP 200, not JSON: ${text.slice(0, 80).replace(/\s+/g, ' ')}` };
+  }
+  const data = Array.isArray(body?.data) ? body.data : [];
+  return { ids: data.map((m) => m?.id).filter((id): id is string => typeof id === 'string'), refused: '' };
+}
+
 /**
  * The first model id of GET /v1/models (with the API key as `replay` sends it: `apiKey`, else OPENAI_API_KEY), or a
  * UserError saying what went wrong and to pass --model (and --api-key for a 401/403).
  */
 export async function firstServedModel(base: string, timeoutS: number, apiKey?: string): Promise<string> {
-  let ids: string[] = [];
-  let refused = '';
-  try {
-    const res = await request(`${base}/v1/models`, { headers: authHeader(apiKey), signal: AbortSignal.timeout(Math.min(timeoutS, 30) * 1000) });
-    if (res.statusCode !== 200) {
-      const text = (await res.body.text()).slice(0, 200).replace(/\s+/g, ' ');
-      refused = `HTTP ${res.statusCode}: ${text}`;
-    } else {
-      const body = (await res.body.json()) as { data?: { id?: unknown }[] };
-      ids = (body.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
-    }
-  } catch (e) {
-    throw new UserError(`--url: cannot list models at ${base}/v1/models (${(e as Error).message}); is the server up? (or pass --model)`);
-  }
+  const { ids, refused } = await listModels(base, timeoutS, apiKey, ' (or pass --model)');
   if (refused) {
     const hint = /^HTTP 40[13]\b/.test(refused) ? 'pass --api-key (or set OPENAI_API_KEY), or --model' : 'pass --model';
     throw new UserError(`--url: cannot list models at ${base}/v1/models (${refused}); ${hint}`);
   }
   if (ids.length === 0) throw new UserError(`--url: ${base}/v1/models lists no model; pass --model`);
   return ids[0]!;
+}
+
+/**
+ * Checks `--model` against GET /v1/models before any request is sent: a UserError when the server cannot be
+ * reached or lists other models only (every request would fail, and the run would look like a measurement). A
+ * server that does not list its models (an error status, an empty list) is taken at its word: the requests tell.
+ */
+export async function checkServedModel(base: string, model: string, timeoutS: number, apiKey?: string): Promise<void> {
+  const { ids } = await listModels(base, timeoutS, apiKey, '');
+  if (ids.length > 0 && !ids.includes(model)) {
+    const shown = ids.length > 10 ? `${ids.slice(0, 10).join(', ')}, … (${ids.length})` : ids.join(', ');
+    throw new UserError(`--model ${model}: not served at ${base} (its /v1/models lists ${shown})`);
+  }
 }
 
 /**

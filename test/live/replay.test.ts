@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import { startEmulator } from '../../src/live/emulator/server.ts';
-import { firstServedModel, replay } from '../../src/live/replay.ts';
+import { checkServedModel, firstServedModel, replay } from '../../src/live/replay.ts';
 import { MODEL, startFleet } from './helpers.ts';
 
 const run = promisify(execFile);
@@ -62,11 +62,14 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
       // The emulator saw exactly these prompts.
       assert.deepEqual(emu.backend.finished.map((d) => d.inputTokens).sort((a, b) => a - b), rows.map((c) => Number(c[2])).sort((a, b) => a - b));
 
+      // A --model the server does not list is refused before anything is sent (exit 2); a request for a model the
+      // server does not serve is recorded as the server's 404.
       const bad = await cli(['--url', emu.url, '--model', 'gpt-9', '--set', 'workload.transforms.limit=3', '--time-scale', '20', '--out', out]);
-      assert.equal(bad.code, 0, bad.stderr);
-      const sb = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
-      assert.deepEqual(sb.requests, { total: 3, completed: 0, failed: 3, failReasons: { 'http-404': 3 } });
-      assert.match(readFileSync(join(out, 'requests.csv'), 'utf8'), /404,,[0-9.e-]+,0,,[0-9.e-]+,"HTTP 404: .*model_not_found/);
+      assert.equal(bad.code, 2, bad.stderr);
+      assert.match(bad.stderr, /^llmfleet: --model gpt-9: not served at http:\/\/127\.0\.0\.1:\d+ \(its \/v1\/models lists llama3\.1-8b\)\n$/);
+      const [miss] = await replay(emu.url, [{ id: 0, arrivalS: 0, inputTokens: 10, outputTokens: 2 }], { timeScale: 20, modelOf: () => 'gpt-9', timeoutS: 5, maxInFlight: 10, ignoreEos: true });
+      assert.deepEqual([miss!.status, miss!.failure], [404, 'http-404']);
+      assert.match(miss!.error, /^HTTP 404: .*model_not_found/);
     } finally {
       await emu.close();
     }
@@ -199,6 +202,35 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
       else process.env.OPENAI_API_KEY = saved;
       server.close();
     }
+  });
+
+  it('--model that the server does not list, or a server that cannot be reached, exits 2 before sending anything', async () => {
+    let completions = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.url === '/v1/models') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[{"id":"served-m"}]}');
+        completions++;
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"model not found"}');
+      });
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const out = mkdtempSync(join(tmpdir(), 'llmfleet-replay-model-'));
+      const r = await cli(['--url', url, '--model', 'served_m', '--set', 'workload.transforms.limit=2', '--out', out]);
+      assert.equal(r.code, 2, r.stdout + r.stderr);
+      assert.equal(r.stderr, `llmfleet: --model served_m: not served at ${url} (its /v1/models lists served-m)\n`);
+      assert.equal(completions, 0);
+      await checkServedModel(url, 'served-m', 5);
+    } finally {
+      server.close();
+    }
+    // Nothing listening: with --model too (it used to send every request, fail each and exit 0).
+    const out = mkdtempSync(join(tmpdir(), 'llmfleet-replay-down-'));
+    const down = await cli(['--url', 'http://127.0.0.1:1', '--model', 'm', '--set', 'workload.transforms.limit=2', '--out', out]);
+    assert.equal(down.code, 2, down.stdout + down.stderr);
+    assert.match(down.stderr, /^llmfleet: --url: cannot list models at http:\/\/127\.0\.0\.1:1\/v1\/models \(.*\); is the server up\?\n$/);
   });
 
   it('sends prompts that share no KV block, so a server with prefix caching cannot skip their prefill', async () => {

@@ -5,7 +5,7 @@ import { RequestLog, latencyBlock, sloTargetsText, type LatencyBlock } from '../
 import type { Scenario } from '../../scenario/schema.ts';
 import { dist } from '../../metrics/stats.ts';
 import { loadScenario } from '../../scenario/load.ts';
-import { firstServedModel, replay, type ReplayResult } from '../../live/replay.ts';
+import { checkServedModel, firstServedModel, replay, type ReplayResult } from '../../live/replay.ts';
 import { parseTimerSecondsFlag } from '../../live/timers.ts';
 import { formatAttainment, formatLatency } from '../../report/format.ts';
 import { UserError } from '../../util/errors.ts';
@@ -64,6 +64,7 @@ export function registerReplay(program: Command): void {
       const { scenario, baseDir } = loadScenario(scenarioFlags(o));
       // The same stream of requests `simulate` replays for this scenario and seed.
       const workload = openWorkload(scenario.workload, new Rng(scenario.seed).fork('workload'), baseDir);
+      if (o.model !== undefined) await checkServedModel(base, o.model, timeoutS, apiKey);
       const fallbackModel = o.model ?? (await firstServedModel(base, timeoutS, apiKey));
       const modelOf = o.model !== undefined ? () => o.model! : (r: TraceRequest) => r.model ?? fallbackModel;
 
