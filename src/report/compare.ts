@@ -54,7 +54,8 @@ export interface SeededVariantResult {
 /**
  * The jobs of a comparison over `seeds`, seed-major (every variant on the first seed, then on the second, …):
  * job `j` is variant `j % variants` on seed `seeds[⌊j / variants⌋]`, the variant's scenario with its seed replaced
- * (a variant that sets its own seed gets each of the seeds too, so that every seed is a pair across variants).
+ * (a variant that sets its own seed gets each of the seeds too, so that every seed is a pair across variants; `compare`
+ * refuses such a variant).
  */
 export function seededJobs(setup: ComparisonSetup, seeds: readonly number[]): { variant: number; seed: number; scenario: Scenario }[] {
   return seeds.flatMap((seed) => setup.variants.map((v, variant) => ({ variant, seed, scenario: { ...v.scenario, seed } })));

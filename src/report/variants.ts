@@ -27,6 +27,8 @@ export interface ComparisonSetup {
   /** The base scenario (flags applied, no variant overrides). */
   base: Scenario;
   variants: PreparedVariant[];
+  /** What the command should say before it runs (a bare `--variant NAME` the scenario's list lacks). */
+  notes: string[];
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.+-]*$/;
@@ -125,9 +127,17 @@ export function loadComparison(input: ComparisonInput): ComparisonSetup {
   const fileSpecs = fromFile.map((v): VariantSpec => ({ name: v.name, overrides: Object.entries(v.set).map(([k, val]) => `${k}=${overrideText(val)}`) }));
   // `--variant NAME` with no overrides picks the scenario's variant of that name, as `simulate --variant` does (it
   // used to run the base scenario under that name); a name the list lacks is the base scenario unchanged.
+  const notes: string[] = [];
   let specs: VariantSpec[] =
     input.variants && input.variants.length > 0
-      ? input.variants.map(parseVariantFlag).map((v) => (v.overrides.length === 0 ? fileSpecs.find((f) => f.name === v.name) ?? v : v))
+      ? input.variants.map(parseVariantFlag).map((v) => {
+          if (v.overrides.length > 0) return v;
+          const own = fileSpecs.find((f) => f.name === v.name);
+          // Most often a typo (`--variant jsk`): it runs and looks like a result. Said, not refused: a label for the
+          // base scenario is a use of its own.
+          if (!own && fileSpecs.length > 0) notes.push(`--variant ${v.name}: not one of the scenario's variants (${fileSpecs.map((f) => f.name).join(', ')}): it runs the base scenario under that name`);
+          return own ?? v;
+        })
       : fileSpecs;
   if (input.only !== undefined) {
     const { only } = input;
@@ -163,7 +173,7 @@ export function loadComparison(input: ComparisonInput): ComparisonSetup {
       throw new UserError(`variant '${spec.name}': ${e.message.replace(/^--set /, '')}`);
     }
   });
-  return { source, baseDir: dirname(source), base, variants };
+  return { source, baseDir: dirname(source), base, variants, notes };
 }
 
 /** A value as `--set` text that reads back as the same value: `jsq` stays bare, the string '8' becomes `"8"`. */

@@ -69,7 +69,14 @@ export function applyScenarioFlags(raw: Record<string, unknown>, input: Scenario
     overridden.push({ path: ['seed'], flag: '--seed' });
   }
   const sets = input.sets ?? [];
-  applyOverrides(raw, sets).forEach((path, i) => overridden.push({ path, flag: `--set ${sets[i]}` }));
+  applyOverrides(raw, sets).forEach((path, i) => {
+    // A --set that would undo --trace or --seed: the run would use one of the two and ignore the other.
+    if (input.trace && path[0] === 'workload' && path[1] !== 'transforms') {
+      throw new UserError(`--set ${sets[i]}: --trace replaces the workload's source; give one of the two (--set workload.transforms.… still applies with --trace)`);
+    }
+    if (input.seed !== undefined && path.length === 1 && path[0] === 'seed') throw new UserError(`--set ${sets[i]}: --seed sets it too; give one of the two`);
+    overridden.push({ path, flag: `--set ${sets[i]}` });
+  });
   return overridden;
 }
 

@@ -108,3 +108,28 @@ test('a one-value flag given twice is refused (commander kept the last: --trace 
   const ok = cli(['simulate', '--set', 'workload.transforms.limit=20', '--set', 'seed=3', '--no-report', '--quiet', '--out', out]);
   assert.equal(ok.status, 0, ok.stderr);
 });
+
+test('two inputs that set the same thing are refused (the run used one and ignored the other): --trace with --set workload…, --seed with --set seed, --seed with a --seeds list, a variant seed under --seeds', () => {
+  const out = join(tmp(), 'o');
+  const trace = smallTrace(tmp());
+  const cases: [string[], string][] = [
+    [['simulate', '--trace', trace, '--set', 'workload.trace.path=other.csv', '--out', out], "--set workload.trace.path=other.csv: --trace replaces the workload's source; give one of the two (--set workload.transforms.… still applies with --trace)"],
+    [['simulate', '--trace', trace, '--set', 'workload={synthetic: {}}', '--out', out], "--set workload={synthetic: {}}: --trace replaces the workload's source; give one of the two (--set workload.transforms.… still applies with --trace)"],
+    [['compare', '--trace', trace, '--set', 'workload.trace.format=azure', '--out', out], "--set workload.trace.format=azure: --trace replaces the workload's source; give one of the two (--set workload.transforms.… still applies with --trace)"],
+    [['simulate', '--seed', '3', '--set', 'seed=4', '--out', out], '--set seed=4: --seed sets it too; give one of the two'],
+    [['compare', '--seed', '5', '--seeds', '1,2', '--out', out], '--seed 5: --seeds 1,2 lists every seed; give one of the two (or --seeds N, N seeds from --seed)'],
+    [['compare', '--seeds', '2', '--variant', 'a:seed=9', '--variant', 'b:routing.policy=jsq', '--out', out], "variant 'a' sets its own seed (9): --seeds runs every variant on each seed of its list; remove the variant's seed or --seeds"],
+  ];
+  for (const [args, message] of cases) assert.equal(oneLine(cli(args), args.join(' ')), message);
+  // What stays allowed: --trace with the workload's transforms, --seeds N counted from --seed.
+  const ok = cli(['simulate', '--trace', trace, '--set', 'workload.transforms.limit=5', '--no-report', '--quiet', '--out', out]);
+  assert.equal(ok.status, 0, ok.stderr);
+});
+
+test('compare --variant NAME that the scenario does not list says so (a typo ran the base scenario without a word)', () => {
+  const trace = smallTrace(tmp());
+  const r = cli(['compare', '--trace', trace, '--variant', 'jsk', '--variant', 'jsq', '--out', join(tmp(), 'o')]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /^note: --variant jsk: not one of the scenario's variants \(round-robin, least-requests, jsq\): it runs the base scenario under that name\n/);
+  assert.doesNotMatch(r.stderr, /--variant jsq/);
+});

@@ -36,6 +36,7 @@ export async function smallComparison(): Promise<{ setup: ComparisonSetup; resul
     baseDir: resolve('.'),
     base,
     variants: [1, 2, 3].map((n) => ({ name: `x${n}`, overrides: [`fleet.pools.0.count=${n}`], scenario: { ...base, fleet: pools(n) } })),
+    notes: [],
   };
   return { setup, results: await runComparison(setup, { mode: 'fast', workers: 0 }) };
 }

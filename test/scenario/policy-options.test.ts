@@ -101,7 +101,7 @@ test('every perPolicy entry is checked for unknown keys at load, selected or not
 
 test('values an unselected entry sets are checked; fields it leaves out and rules across fields are not', () => {
   refuses(PD, ['scaling.perPolicy.chiron.chironIbp=9'], /^--set \S+ scaling\.perPolicy\.chiron\.chironIbp: expected ≤ 1, got 9$/);
-  refuses(PR, ['routing.perPolicy.llumnix.migration.intervalS=-1'], /routing\.perPolicy\.llumnix\.migration\.intervalS: expected > 0, got -1$/);
+  refuses(PR, ['routing.perPolicy.llumnix.migration.intervalS=-1'], /routing\.perPolicy\.llumnix\.migration\.intervalS: expected ≥ 0\.001, got -1$/);
   refuses(PD, ['scaling.perPolicy.preserve.windowS=0'], /scaling\.perPolicy\.preserve\.windowS: expected ≥ 0\.001, got 0$/);
   // PreServe's μ are required once it runs (or probed when all are left out): not asked of an unselected entry.
   assert.ok(load(PD, ['scaling.perPolicy.preserve.windowS=300', 'scaling.perPolicy.preserve.muPrefill=100']));
@@ -121,8 +121,8 @@ test("the selected policy's problems name the perPolicy entry or options block a
   pd(['scaling.options.bogus=1'], /^--set scaling\.options\.bogus=1 scaling\.options\.bogus: expected no unknown key/);
   refuses(PR, ['scaling.policy=reactive', 'scaling.perPolicy.reactive.step=0'], /^--set scaling\.perPolicy\.reactive\.step=0 scaling\.perPolicy\.reactive\.step: expected > 0, got 0$/);
   // `options` wins the merge, so a bad key it sets is named there even where the entry sets it too.
-  refuses(PR, ['routing.policy=llumnix', 'routing.perPolicy.llumnix.migration.intervalS=2', 'routing.options.migration.intervalS=-1'], /^--set routing\.options\.migration\.intervalS=-1 routing\.options\.migration\.intervalS: expected > 0, got -1$/);
-  refuses(PR, ['routing.policy=llumnix', 'routing.perPolicy.llumnix.migration.intervalS=-1'], /^--set routing\.perPolicy\.llumnix\.migration\.intervalS=-1 routing\.perPolicy\.llumnix\.migration\.intervalS: expected > 0, got -1$/);
+  refuses(PR, ['routing.policy=llumnix', 'routing.perPolicy.llumnix.migration.intervalS=2', 'routing.options.migration.intervalS=-1'], /^--set routing\.options\.migration\.intervalS=-1 routing\.options\.migration\.intervalS: expected ≥ 0\.001, got -1$/);
+  refuses(PR, ['routing.policy=llumnix', 'routing.perPolicy.llumnix.migration.intervalS=-1'], /^--set routing\.perPolicy\.llumnix\.migration\.intervalS=-1 routing\.perPolicy\.llumnix\.migration\.intervalS: expected ≥ 0\.001, got -1$/);
   withEdited(PR, (t) => t.replace('  policy: preserve\n  perPolicy:', '  policy: llumnix\n  perPolicy:').replace('llumnix: { migration: { enabled: true } }', 'llumnix: { migration: { enabled: yes please } }'), (file) => {
     refuses(file, [], new RegExp(`^${esc(file)}:${lineOf(file, 'yes please')} routing\\.perPolicy\\.llumnix\\.migration\\.enabled: expected a value of type boolean, got "yes please"$`));
   });

@@ -55,7 +55,12 @@ export function registerCompare(program: Command): void {
       nonEmptyFlag('--baseline', o.baseline, 'variant name');
       const out = outDirFlag('--out', o.out);
       const setup = loadComparison({ ...scenarioFlags(o), variants: o.variant });
+      if (!o.quiet) for (const n of setup.notes) process.stderr.write(`note: ${n}\n`);
+      if (o.seed !== undefined && o.seeds?.includes(',')) throw new UserError(`--seed ${o.seed}: --seeds ${o.seeds} lists every seed; give one of the two (or --seeds N, N seeds from --seed)`);
       const seeds = o.seeds === undefined ? undefined : parseSeedsFlag(o.seeds, setup.base.seed);
+      // Every run of --seeds takes its seed from the list: a variant's own seed would be silently replaced.
+      const ownSeed = seeds ? setup.variants.find((v) => v.scenario.seed !== setup.base.seed) : undefined;
+      if (ownSeed) throw new UserError(`variant '${ownSeed.name}' sets its own seed (${ownSeed.scenario.seed}): --seeds runs every variant on each seed of its list; remove the variant's seed or --seeds`);
       if (o.baseline !== undefined && seeds === undefined) throw new UserError(`--baseline ${o.baseline}: applies only with --seeds (the paired comparison is over seeds)`);
       const baseline = baselineIndex(o.baseline, setup.variants.map((v) => v.name));
       const jobs = setup.variants.length * (seeds?.length ?? 1);
