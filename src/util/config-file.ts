@@ -184,7 +184,12 @@ export function issueError(error: z.ZodError, value: unknown, ctx: IssueContext 
   const full = iss.code === 'unrecognized_keys' ? [...p, iss.keys[0]!] : p;
   const override = ctx.sourceFor?.(full);
   const got = iss.code === 'unrecognized_keys' ? undefined : iss.code === 'invalid_key' ? rel[rel.length - 1] : valueAt(value, rel);
-  const missing = iss.code === 'invalid_type' && got === undefined ? ' (the field is missing)' : '';
+  // A misspelt required key (`cuont:` for `count:`) gives both issues; the missing field comes first, so name the
+  // unknown key beside it too.
+  const parent = rel.slice(0, -1);
+  const beside = error.issues.find((o) => o.code === 'unrecognized_keys' && o.path.length === parent.length && o.path.every((k, i) => k === parent[i]));
+  const strays = beside?.code === 'unrecognized_keys' ? `; unknown key${beside.keys.length > 1 ? 's' : ''} ${beside.keys.map((k) => `'${k}'`).join(', ')} beside it: a misspelling?` : '';
+  const missing = iss.code === 'invalid_type' && got === undefined ? ` (the field is missing${strays})` : '';
   return new ConfigError({
     source: override ?? ctx.source,
     line: override ? undefined : ctx.lineOf?.(full),

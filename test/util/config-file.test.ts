@@ -137,3 +137,15 @@ test('a .json config is held to JSON, at the line of the fault (YAML took traili
   assert.deepEqual(parseConfigText('{"a": 1, "b": [2, 3,],}\n', 'p.yaml').raw, { a: 1, b: [2, 3] }, 'YAML flow style keeps its own rules');
   assert.throws(() => parseConfigText(aliasBomb(11), 'bomb.json'), (e: Error) => e.message.startsWith('bomb.json:1: expected valid JSON, got '));
 });
+
+test('a missing required key names the unknown key beside it (a misspelling such as cuont for count)', () => {
+  const schema = z.strictObject({ pools: z.array(z.strictObject({ name: z.string(), count: z.number() })) });
+  const doc = parseConfigText('pools:\n  - name: a\n    cuont: 3\n', 'p.yaml');
+  assert.throws(
+    () => validateConfig(doc, schema),
+    (e: unknown) => e instanceof ConfigError && e.message === "p.yaml:2 pools[0].count: expected a value of type number (the field is missing; unknown key 'cuont' beside it: a misspelling?)",
+  );
+  // An unknown key elsewhere is not named with it.
+  const far = parseConfigText('pools:\n  - name: a\nextra: 1\n', 'q.yaml');
+  assert.throws(() => validateConfig(far, schema), (e: unknown) => e instanceof ConfigError && /count: expected a value of type number \(the field is missing\)$/.test(e.message));
+});
