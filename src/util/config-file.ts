@@ -32,7 +32,8 @@ export function parseConfigText(text: string, source: string): ConfigDoc {
   if (expected === 'valid JSON') checkJson(text, source);
   if (doc.errors.length > 0) {
     const err = doc.errors[0]!;
-    throw new ConfigError({ source, line: lc.linePos(err.pos[0]).line, expected, got: err.message.split('\n')[0] });
+    // The parser's whole sentence (as a `got` value it was cut at 60 characters, mid-word).
+    throw new ConfigError({ source, line: lc.linePos(err.pos[0]).line, expected: `${expected} (the parser: ${err.message.split('\n')[0]})` });
   }
   const protoLine = protoKeyLine(doc, lc);
   if (protoLine !== undefined) {
@@ -50,7 +51,7 @@ export function parseConfigText(text: string, source: string): ConfigDoc {
     if (/Excessive alias count/i.test(msg)) {
       throw new ConfigError({ source, line: firstAliasLine(doc, lc), expected: `${expected} with at most ${MAX_ALIAS_COUNT} alias (*name) expansions (nested aliases multiply)`, got: 'too many alias expansions' });
     }
-    throw new ConfigError({ source, line: firstAliasLine(doc, lc), expected, got: msg.split('\n')[0] });
+    throw new ConfigError({ source, line: firstAliasLine(doc, lc), expected: `${expected} (the parser: ${msg.split('\n')[0]})` });
   }
   return {
     source,

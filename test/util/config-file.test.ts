@@ -100,7 +100,7 @@ test('a YAML alias bomb is a one-line ConfigError naming the file and the first 
   }
   // Ordinary reuse of an anchor still reads, and an alias before its anchor is the file's fault too.
   assert.deepEqual(parseConfigText('p: &p { count: 1 }\nq: [*p, *p]\n', 'ok.yaml').raw, { p: { count: 1 }, q: [{ count: 1 }, { count: 1 }] });
-  assert.throws(() => parseConfigText('a: *x\nb: &x 1\n', 'late.yaml'), (e: unknown) => e instanceof ConfigError && /^late\.yaml:1: expected valid YAML, got "Unresolved alias/.test(e.message));
+  assert.throws(() => parseConfigText('a: *x\nb: &x 1\n', 'late.yaml'), (e: unknown) => e instanceof ConfigError && /^late\.yaml:1: expected valid YAML \(the parser: Unresolved alias \(the anchor must be set before the alias\): x\)$/.test(e.message));
 });
 
 test('a union none of whose options match reports the one option that got inside the value, at its own path', () => {

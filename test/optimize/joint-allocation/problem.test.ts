@@ -125,7 +125,7 @@ test('an empty, null or non-mapping problem file says so, not "budgetUsd … mis
 test('a truncated JSON problem file is reported as invalid JSON with its line', () => {
   const text = JSON.stringify(generateProblem(2, 2, 2, 1), null, 1);
   rejects(tempFile('p.json', text.slice(0, 300)), /p\.json:\d+: expected valid JSON, got /);
-  rejects(tempFile('p.yaml', 'budgetUsd: [1, 2\n'), /p\.yaml:\d+: expected valid YAML, got /);
+  rejects(tempFile('p.yaml', 'budgetUsd: [1, 2\n'), /p\.yaml:\d+: expected valid YAML \(the parser: .*\)$/);
 });
 
 // A type with λ = 0 still pays its unmet penalty T·φ·u and its delay penalty (neither scales with λ in (8a)): on the
