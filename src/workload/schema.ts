@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../util/errors.ts';
@@ -219,7 +219,12 @@ export type WorkloadInput = z.input<typeof workloadSchema>;
 /** Opens a trace a scenario field names (`field` goes in front of a missing-file error, so the user knows which). */
 function openRef(ref: { path: string; format?: (typeof TRACE_FORMATS)[number] | undefined }, baseDir: string, field: string, opts: TraceOptions = {}) {
   const path = isAbsolute(ref.path) ? ref.path : resolve(baseDir, ref.path);
-  if (!existsSync(path)) throw new UserError(`${field}: ${ref.path}: file not found${isAbsolute(ref.path) ? '' : ` (relative paths are resolved against ${baseDir})`}`);
+  if (!existsSync(path)) {
+    // existsSync is false for a link that leads nowhere too: say which (a loop, ELOOP, read as "not found").
+    const link = lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() ?? false;
+    const what = link ? 'a symbolic link that leads to no file (dangling, or a loop)' : 'file not found';
+    throw new UserError(`${field}: ${ref.path}: ${what}${isAbsolute(ref.path) ? '' : ` (relative paths are resolved against ${baseDir})`}`);
+  }
   return openTrace(path, ref.format ?? detectFormat(path), opts);
 }
 

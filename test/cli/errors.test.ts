@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, realpathSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { refusedInOneLine, runCli } from '../helpers/cli.ts';
@@ -89,4 +89,14 @@ test('llmfleet --version prints the package version and exits 0 (it was an unkno
   const r = cli(['--version']);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^\d+\.\d+\.\d+\n$/);
+});
+
+test('a trace that is a symbolic link to nowhere (a loop, a dangling link) is named as such, not "file not found"', () => {
+  const dir = tmp();
+  symlinkSync(join(dir, 'b'), join(dir, 'a'));
+  symlinkSync(join(dir, 'a'), join(dir, 'b'));
+  symlinkSync(join(dir, 'gone.csv'), join(dir, 'dangling'));
+  for (const name of ['a', 'dangling']) {
+    assert.equal(oneLine(cli(['simulate', '--trace', join(dir, name), '--out', join(dir, 'o')], dir), name), `llmfleet: workload.trace.path: ${join(dir, name)}: a symbolic link that leads to no file (dangling, or a loop)\n`);
+  }
 });
