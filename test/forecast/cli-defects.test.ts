@@ -220,3 +220,10 @@ test('trace-only flags with --series, and --impute with --trace, are refused nam
     await assert.rejects(run(...args, '--horizon', '1', '--out', dir), (e: unknown) => e instanceof UserError && e.message.startsWith(`${flag}: only read with`), flag);
   }
 });
+
+test('a --holdout as long as the series is refused naming --holdout (it said "holdout:")', async () => {
+  const dir = tmp();
+  const series = join(dir, 's.csv');
+  writeFileSync(series, 'timestamp_s,value\n' + Array.from({ length: 12 }, (_, i) => `${i * 60},${10 + (i % 3)}`).join('\n') + '\n');
+  await assert.rejects(run('--series', series, '--horizon', '20', '--holdout', '12', '--out', join(dir, 'o')), (e: unknown) => e instanceof UserError && e.message === '--holdout 12: leaves nothing to fit: the series has 12 points');
+});

@@ -97,6 +97,10 @@ export function registerForecast(program: Command): void {
       const { inputs, note } = o.series !== undefined ? seriesInput(resolve(o.series), o.impute) : traceInputs(o);
       const results: { input: Named; res: RunResult }[] = [];
       for (const input of inputs) {
+        if (holdout >= input.values.length) {
+          const which = inputs.length > 1 ? ` of ${input.key}` : '';
+          throw new UserError(`--holdout ${holdout}: leaves nothing to fit: the series${which} has ${input.values.length} point${input.values.length === 1 ? '' : 's'}`);
+        }
         const res = runForecast(input.values, { model: o.model, horizon, holdout, stepS: input.stepS, period, logTransform: o.log, seed, folds, imputed: input.imputed });
         results.push({ input, res });
       }
