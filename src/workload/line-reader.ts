@@ -31,6 +31,11 @@ function grow(buf: Buffer, used: number, path: string, lineNo: number, maxLineBy
  *
  * `lineNo` is the 1-based number of the line `next()` returned last (the header of a CSV is line 1).
  */
+/** A CR inside the first line: the file ends its lines with CR alone (classic Mac OS), read as one long line. */
+function crOnly(path: string): UserError {
+  return new UserError(`${path}:1: lines end with CR alone (classic Mac OS); expected LF or CRLF line endings (convert with: tr '\\r' '\\n' < in > out)`);
+}
+
 export class LineReader {
   lineNo = 0;
   private src: ByteSource | undefined;
@@ -59,8 +64,10 @@ export class LineReader {
     for (;;) {
       if (this.idx < this.lines.length) {
         this.lineNo++;
-        const s = this.lines[this.idx++]!;
-        return s.charCodeAt(s.length - 1) === 13 ? s.slice(0, -1) : s;
+        const raw = this.lines[this.idx++]!;
+        const s = raw.charCodeAt(raw.length - 1) === 13 ? raw.slice(0, -1) : raw;
+        if (this.lineNo === 1 && s.includes('\r')) throw crOnly(this.path);
+        return s;
       }
       if (this.src === undefined) return undefined;
       this.fill();
@@ -160,6 +167,7 @@ export class ByteLineReader {
     this.end = i > this.start && b[i - 1] === 13 ? i - 1 : i;
     this.pos = i + 1;
     this.lineNo++;
+    if (this.lineNo === 1 && b.subarray(this.start, this.end).includes(13)) throw crOnly(this.path);
     return true;
   }
 

@@ -192,3 +192,16 @@ test('a two-member gzip file cut inside the second member\'s header says truncat
   const mid = tmp.file('two-mid.gz', two.subarray(0, a.length + 20));
   assert.throws(() => readAll(mid), (e: unknown) => e instanceof UserError && e.message === `${mid}: not valid gzip data (truncated: the file ends at byte ${a.length + 20}, inside the compressed data of the member at byte ${a.length})`);
 });
+
+test('a file with CR-only line endings (classic Mac OS) is refused at line 1 by both readers, naming the fix', () => {
+  const p = tmp.file('cr.csv', 'arrival_s,input_tokens,output_tokens\r0,5,10\r1,5,10\r');
+  const want = (e: unknown) => e instanceof UserError && e.message === `${p}:1: lines end with CR alone (classic Mac OS); expected LF or CRLF line endings (convert with: tr '\\r' '\\n' < in > out)`;
+  for (const chunk of [4, 1 << 20]) {
+    const lr = new LineReader(p, { chunkBytes: chunk });
+    assert.throws(() => lr.next(), want);
+    lr.close();
+    const br = new ByteLineReader(p, { chunkBytes: chunk });
+    assert.throws(() => br.next(), want);
+    br.close();
+  }
+});
