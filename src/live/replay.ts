@@ -235,7 +235,10 @@ async function listModels(base: string, timeoutS: number, apiKey: string | undef
     status = res.statusCode;
     text = await res.body.text();
   } catch (e) {
-    throw new UserError(`--url: cannot list models at ${base}/v1/models (${(e as Error).message}); is the server up?${orModel}`);
+    // One line: OpenSSL's text (an https:// URL to a plain-HTTP server) ends in a newline.
+    const why = (e as Error).message.replace(/\s+/g, ' ').trim();
+    const tls = /wrong version number|SSL routines/i.test(why) ? ' (an https:// URL to a server that speaks plain HTTP? try http://)' : '';
+    throw new UserError(`--url: cannot list models at ${base}/v1/models (${why})${tls}; is the server up?${orModel}`);
   }
   if (status !== 200) return { ids: [], refused: `HTTP ${status}: ${text.slice(0, 200).replace(/\s+/g, ' ')}` };
   let body: { data?: { id?: unknown }[] } | null;

@@ -226,6 +226,15 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
     } finally {
       server.close();
     }
+    // https:// to a plain-HTTP server: OpenSSL's text ends in a newline; the message stays one line, with a hint.
+    const plain = createServer((_req, res) => res.end('{}'));
+    await new Promise<void>((ok) => plain.listen(0, '127.0.0.1', ok));
+    try {
+      const tlsUrl = `https://127.0.0.1:${(plain.address() as AddressInfo).port}`;
+      await assert.rejects(checkServedModel(tlsUrl, 'm', 5), (e: Error) => !e.message.includes('\n') && e.message.includes('(an https:// URL to a server that speaks plain HTTP? try http://); is the server up?'));
+    } finally {
+      plain.close();
+    }
     // Nothing listening: with --model too (it used to send every request, fail each and exit 0).
     const out = mkdtempSync(join(tmpdir(), 'llmfleet-replay-down-'));
     const down = await cli(['--url', 'http://127.0.0.1:1', '--model', 'm', '--set', 'workload.transforms.limit=2', '--out', out]);
