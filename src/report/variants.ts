@@ -13,6 +13,8 @@ export const DEFAULT_COMPARE_SCENARIO = resolve(PROJECT_ROOT, 'scenarios/compare
 export interface VariantSpec {
   name: string;
   overrides: string[];
+  /** A variant of the file's `variants:` list: its index and the line of each override, for errors. */
+  inFile?: { index: number; lines: (number | undefined)[] };
 }
 
 /** A variant ready to run: its overrides and the validated scenario they give. */
@@ -124,7 +126,11 @@ export function loadComparison(input: ComparisonInput): ComparisonSetup {
   const { doc, source } = readScenarioDoc(input.file, DEFAULT_COMPARE_SCENARIO);
   const { variants: rawVariants, ...rest } = doc.raw as Record<string, unknown>;
   const fromFile = validateConfig({ ...doc, raw: { variants: rawVariants } }, variantsSchema).variants ?? [];
-  const fileSpecs = fromFile.map((v): VariantSpec => ({ name: v.name, overrides: Object.entries(v.set).map(([k, val]) => `${k}=${overrideText(val)}`) }));
+  const fileSpecs = fromFile.map((v, index): VariantSpec => ({
+    name: v.name,
+    overrides: Object.entries(v.set).map(([k, val]) => `${k}=${overrideText(val)}`),
+    inFile: { index, lines: Object.keys(v.set).map((k) => doc.lineOf(['variants', index, 'set', k])) },
+  }));
   // `--variant NAME` with no overrides picks the scenario's variant of that name, as `simulate --variant` does (it
   // used to run the base scenario under that name); a name the list lacks is the base scenario unchanged.
   const notes: string[] = [];
@@ -165,11 +171,15 @@ export function loadComparison(input: ComparisonInput): ComparisonSetup {
     const raw = structuredClone(baseRaw);
     const own = [...flagged];
     try {
-      applyOverrides(raw, spec.overrides).forEach((path, i) => own.push({ path, flag: `variant '${spec.name}' (${spec.overrides[i]})` }));
-      return { ...spec, scenario: validateScenario(doc, raw, own) };
+      // A variant of the file is named by its line there, one from --variant by its name and override.
+      const label = (i: number) =>
+        spec.inFile ? `${source}:${spec.inFile.lines[i] ?? 1} variants[${spec.inFile.index}] '${spec.name}' (${spec.overrides[i]})` : `variant '${spec.name}' (${spec.overrides[i]})`;
+      applyOverrides(raw, spec.overrides).forEach((path, i) => own.push({ path, flag: label(i) }));
+      const { inFile: _inFile, ...plain } = spec;
+      return { ...plain, scenario: validateScenario(doc, raw, own) };
     } catch (e) {
       if (!(e instanceof UserError)) throw e;
-      if (e instanceof ConfigError && e.message.includes(`variant '${spec.name}'`)) throw e;
+      if (e instanceof ConfigError && e.message.includes(`'${spec.name}' (`)) throw e;
       throw new UserError(`variant '${spec.name}': ${e.message.replace(/^--set /, '')}`);
     }
   });

@@ -101,6 +101,11 @@ test('a variants: list in the scenario is read apart from the strict schema, and
     () => loadComparison({ file: scenarioFile([...BASE, 'routng: {}', 'variants:', '  - name: a']) }),
     (e: Error) => e instanceof ConfigError && /s\.yaml:7 routng/.test(e.message),
   );
+  // A bad override of the file's list is named by its line there (it was named only by the variant's name).
+  assert.throws(
+    () => loadComparison({ file: scenarioFile([...BASE, 'variants:', '  - name: a', '    set:', '      seed: 1', '      routing.polcy: jsq']) }),
+    (e: Error) => e instanceof ConfigError && /s\.yaml:11 variants\[0\] 'a' \(routing\.polcy=jsq\) routing\.polcy: expected no unknown key here \(found 'polcy'\)$/.test(e.message),
+  );
   // A string value that YAML would read as a number stays a string.
   const quoted = loadComparison({ file: scenarioFile([...BASE, 'variants:', "  - name: n", "    set: { name: '8' }"]) });
   assert.equal(quoted.variants[0]!.scenario.name, '8');
