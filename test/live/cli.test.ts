@@ -44,6 +44,7 @@ describe('emulate and serve commands', { timeout: 90_000 }, () => {
       [['emulate', '--model', MODEL, '--hardware', 'h100-80gb', '--host', 'nohost.invalid'], /cannot listen on nohost\.invalid:8000: the host name does not resolve/],
       [['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--routing', 'fastest'], /--routing/],
       [['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--chat-output-tokens', '0'], /^llmfleet: --chat-output-tokens: expected a positive integer, got 0$/m],
+      [['serve', '--backend', 'http://127.0.0.1:1', '--backend', 'http://127.0.0.1:1/', '--model', MODEL], /^llmfleet: --backend http:\/\/127\.0\.0\.1:1\/: given twice; each backend once$/m],
       [['serve', '--backend', 'http://127.0.0.1:1', '--model', MODEL, '--host', 'nohost.invalid'], /cannot listen on nohost\.invalid/],
       [['serve', '--backend', 'ftp://127.0.0.1:21', '--model', MODEL], /--backend: expected a base URL/],
       [['serve', '--config', config('ftp.yaml', pool('"ftp://127.0.0.1:21"'))], /ftp\.yaml:3 pools\[0\]\.backends\[0\]: expected a base URL like http:\/\/host:port/],

@@ -93,6 +93,9 @@ export function registerServe(program: Command): void {
         raw = { ...cfg };
       } else {
         if (o.backend.length === 0) throw new UserError('give --config FILE or at least one --backend URL');
+        const key = (u: string) => u.trim().replace(/\/+$/, '');
+        const twice = o.backend.find((u, i) => o.backend.findIndex((v) => key(v) === key(u)) !== i);
+        if (twice !== undefined) throw new UserError(`--backend ${twice}: given twice; each backend once`);
         raw = { pools: await poolsFromBackends(o.backend, model) };
       }
       if (host !== undefined) raw.host = host;
