@@ -85,7 +85,8 @@ describe('durations that become Node timers (≤ 2^31 − 1 ms, else they fire a
   it('replay does not send a request due past the limit early (it used to go after 1 ms with late_s 0)', async () => {
     let requests = 0;
     const server = createServer((req, res) => {
-      requests++;
+      // Completions only: replay first checks --model against /v1/models.
+      if (req.url !== '/v1/models') requests++;
       req.resume();
       req.on('end', () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
