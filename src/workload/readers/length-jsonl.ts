@@ -77,7 +77,48 @@ export function parseObject(line: string, source: string, lineNo: number): Recor
   if (typeof o !== 'object' || o === null || Array.isArray(o)) {
     throw new ConfigError({ source, line: lineNo, path: 'line', expected: 'a JSON object', got: line });
   }
+  // JSON.parse keeps the last of two equal keys and drops the first without a word. Fast path: no more '":' in the
+  // line than keys in the object means none repeats; only otherwise (a repeat, a nested object, '":' inside a
+  // string) is the line scanned key by key. Cost, measured (session 22): a 1M-line canonical JSONL trace reads in
+  // 0.98–1.04 s instead of 0.87–0.89 s.
+  if (countOf(line, '":') > Object.keys(o as object).length) {
+    const dup = repeatedKey(line);
+    if (dup !== undefined) throw new ConfigError({ source, line: lineNo, path: dup, expected: 'each key once in an object (JSON.parse would keep the last value and drop the first)', got: line });
+  }
   return o as Record<string, unknown>;
+}
+
+function countOf(s: string, sub: string): number {
+  let n = 0;
+  for (let i = s.indexOf(sub); i >= 0; i = s.indexOf(sub, i + sub.length)) n++;
+  return n;
+}
+
+/** The first key that appears twice in one object of a valid JSON text (as written, escapes kept), if any. */
+export function repeatedKey(text: string): string | undefined {
+  const objects: (Set<string> | null)[] = []; // null: an array
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      const top = objects[objects.length - 1];
+      if (expectKey && top) {
+        const key = text.slice(i + 1, j);
+        if (top.has(key)) return key;
+        top.add(key);
+        expectKey = false;
+      }
+      i = j;
+    } else if (c === '{') {
+      objects.push(new Set());
+      expectKey = true;
+    } else if (c === '[') objects.push(null);
+    else if (c === '}' || c === ']') objects.pop();
+    else if (c === ',') expectKey = objects[objects.length - 1] != null;
+  }
+  return undefined;
 }
 
 export function jsonTokens(o: Record<string, unknown>, key: string, source: string, line: number): number {

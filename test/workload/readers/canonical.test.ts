@@ -65,6 +65,11 @@ test('rejects bad canonical JSONL lines naming line and key', () => {
   assertConfigError(() => read(f('{"arrival_s": 2, "input_tokens": 1, "output_tokens": 1, "model": 7}')), 'bad.jsonl:2 model: expected a string, got 7');
   assertConfigError(() => read(f('{"arrival_s": 2, "arrivalS": 2, "input_tokens": 1, "output_tokens": 1}')), 'bad.jsonl:2 arrivalS');
   assertConfigError(() => read(f('{"arrival_s": 2, "input_tokens": 1, "output_tokens": 1, "deadline_s": 1}')), 'bad.jsonl:2 deadline_s');
+  // A key given twice: JSON.parse kept the last value (arrival 3) and dropped the first without a word.
+  assertConfigError(() => read(f('{"arrival_s": 2, "input_tokens": 5, "output_tokens": 5, "arrival_s": 3}')), 'bad.jsonl:2 arrival_s: expected each key once in an object');
+  // Not a repeat: the same key in a nested object, or '":' inside a string.
+  const nested = tmp.file('ok.jsonl', '{"arrival_s": 1, "input_tokens": 1, "output_tokens": 1, "model": "a\\":b"}\n');
+  assert.equal(read(nested).length, 1);
 });
 
 test('detects each format from the first line', () => {
