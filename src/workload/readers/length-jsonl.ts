@@ -77,9 +77,9 @@ export function parseObject(line: string, source: string, lineNo: number): Recor
   if (typeof o !== 'object' || o === null || Array.isArray(o)) {
     throw new ConfigError({ source, line: lineNo, path: 'line', expected: 'a JSON object', got: line });
   }
-  // JSON.parse keeps the last of two equal keys and drops the first without a word. Fast path: no more '":' in the
-  // line than keys in the object means none repeats; only otherwise (a repeat, a nested object, '":' inside a
-  // string) is the line scanned key by key. Cost, measured (session 22): a 1M-line canonical JSONL trace reads in
+  // JSON.parse keeps the last of two equal keys and drops the first without a word. Fast path: a line with no more
+  // '":' than keys in its object repeats none; only otherwise (a repeat, a nested object, '":' inside a string) is
+  // it scanned key by key. (A line written with spaces before its colons, '"a" : 1', is not checked.) Cost, measured (session 22): a 1M-line canonical JSONL trace reads in
   // 0.98–1.04 s instead of 0.87–0.89 s.
   if (countOf(line, '":') > Object.keys(o as object).length) {
     const dup = repeatedKey(line);
