@@ -33,14 +33,17 @@ export function reportCharts(runs: readonly ReportRun[]): ChartSpec[] {
   const names = runs.map((r) => r.name);
   const color = colorEncoding(names);
   const time = timeAxis(runs);
-  // An SLO line only where every run has the same target (a variant may change it).
-  const shared = (pick: (s: ReportRun['digest']['summary']['slo']) => number) => {
+  // An SLO line only where every run has the same target (a variant may change it) and attainment is judged on it:
+  // not under slo.normalizedE2eS (E2E per output token). With tiers it is the untiered target.
+  const shared = (pick: (s: ReportRun['digest']['summary']['slo']) => number): SloLine | undefined => {
+    if (runs.some((r) => r.digest.summary.slo.normalizedE2eS !== undefined)) return undefined;
     const v = [...new Set(runs.map((r) => pick(r.digest.summary.slo)))];
-    return v.length === 1 ? v[0] : undefined;
+    const tiered = runs.some((r) => r.digest.summary.tiers && Object.keys(r.digest.summary.tiers).length > 0);
+    return v.length === 1 ? { s: v[0]!, what: tiered ? 'the SLO of untiered requests (each tier is judged on its own)' : 'the SLO' } : undefined;
   };
   const charts: ChartSpec[] = [
     cdfChart('ttft-cdf', 'TTFT', 'time to first token', runs, (d) => d.cdf.ttft, color, shared((s) => s.ttftS)),
-    cdfChart('tpot-cdf', 'TPOT', 'time per output token after the first', runs, (d) => d.cdf.tpot, color, shared((s) => s.tpotS), tpotMissing),
+    cdfChart('tpot-cdf', 'TPOT', 'time per output token after the first', runs, (d) => d.cdf.tpot, color, shared((s) => s.tpotS), tpotMissing, 'fraction of requests with 2+ output tokens'),
     cdfChart('e2e-cdf', 'E2E', 'end-to-end latency', runs, (d) => d.cdf.e2e, color, undefined),
     arrivalsChart(runs, color, time),
     instancesChart(runs, time),
@@ -53,6 +56,12 @@ export function reportCharts(runs: readonly ReportRun[]): ChartSpec[] {
 }
 
 type ColorEnc = Record<string, unknown>;
+
+/** A CDF's dashed target line: seconds, and what it is. */
+interface SloLine {
+  s: number;
+  what: string;
+}
 
 function colorEncoding(names: readonly string[]): ColorEnc {
   return {
@@ -95,8 +104,9 @@ function cdfChart(
   runs: readonly ReportRun[],
   pick: (d: RunDigest) => { valueS: number; fraction: number }[],
   color: ColorEnc,
-  sloS: number | undefined,
+  slo: SloLine | undefined,
   missing: (d: RunDigest) => string = () => NONE_COMPLETED,
+  yTitle = 'fraction of completed requests',
 ): ChartSpec {
   const rows = runs.flatMap((r) => pick(r.digest).map((p) => ({ variant: r.name, valueS: p.valueS, fraction: p.fraction })));
   const positive = rows.filter((r) => r.valueS > 0).map((r) => r.valueS);
@@ -112,14 +122,14 @@ function cdfChart(
       encoding: {
         // With no completed request the axis needs a domain of its own (vega would label it NaN to NaN).
         x: { field: 'valueS', type: 'quantitative', title: `${metric} (s${log ? ', log scale' : ''})`, scale: log ? { type: 'log' } : rows.length ? { zero: true } : { domain: [0, 1] } },
-        y: { field: 'fraction', type: 'quantitative', title: 'fraction of completed requests', axis: { format: '%' }, scale: { domain: [0, 1] } },
+        y: { field: 'fraction', type: 'quantitative', title: yTitle, axis: { format: '%' }, scale: { domain: [0, 1] } },
         color,
       },
     },
   ];
-  if (sloS !== undefined) {
+  if (slo !== undefined) {
     layer.push({
-      data: { values: [{ slo: sloS }] },
+      data: { values: [{ slo: slo.s }] },
       mark: { type: 'rule', strokeDash: [5, 4], color: '#555' },
       encoding: { x: { field: 'slo', type: 'quantitative' } },
     });
@@ -128,7 +138,7 @@ function cdfChart(
     id,
     title: `${metric} CDF`,
     caption: rows.length
-      ? `Distribution of ${what} over completed requests${sloS !== undefined ? `; dashed line: the SLO (${sloS} s)` : ''}.${noLine(runs, pick, missing)}`
+      ? `Distribution of ${what} over completed requests${slo !== undefined ? `; dashed line: ${slo.what} (${slo.s} s)` : ''}.${noLine(runs, pick, missing)}`
       : `${emptyReason(runs, missing)}, so there is no distribution of ${what}.`,
     spec: { config: CONFIG, width: WIDTH, height: HEIGHT, layer } as unknown as TopLevelSpec,
   };
@@ -147,6 +157,25 @@ function noLine(runs: readonly ReportRun[], pick: (d: RunDigest) => unknown[], m
   return empty.length === 0 ? '' : ` No line for ${empty.map((r) => `${r.name}: ${missing(r.digest)}`).join('; ')}.`;
 }
 
+/**
+ * A value axis's scale: vega draws a series that is 0 throughout at mid-height with a single "0.000000" tick (it
+ * read as a few requests per second), so such an axis gets the domain [0, 1]; otherwise the time charts' own.
+ */
+function valueScale(values: readonly number[], time: TimeAxis): TimeAxis['scale'] {
+  return values.length > 0 && values.every((v) => v === 0) ? { scale: { domain: [0, 1] } } : time.scale;
+}
+
+/**
+ * A scatter axis over these values, padded; where they are all equal (vega then drew one tick, "1.140000"), ±10 %
+ * around the value (±0.01 around 0), within [floor, ceil].
+ */
+function scatterScale(values: readonly number[], floor: number, ceil = Infinity): Record<string, unknown> {
+  const v = values[0];
+  if (v === undefined || values.some((x) => x !== v)) return { zero: false, padding: 20 };
+  const half = Math.abs(v) * 0.1 || 0.01;
+  return { domain: [Math.max(floor, v - half), Math.min(ceil, v + half)] };
+}
+
 function timeRows(runs: readonly ReportRun[], time: TimeAxis, pick: (p: TimelinePoint) => number) {
   return runs.flatMap((r) => r.digest.timeline.map((p) => ({ variant: r.name, t: p.tS / time.div, y: pick(p) })));
 }
@@ -157,7 +186,8 @@ function arrivalsChart(runs: readonly ReportRun[], color: ColorEnc, time: TimeAx
   const same = runs.every((r) => r.digest.workload === first!.digest.workload);
   const arrivals = same && first ? first.digest.timeline.map((p) => ({ t: p.tS / time.div, rate: p.arrivalsPerS })) : [];
   const x = { field: 't', type: 'quantitative', title: time.title, ...time.scale };
-  const rate = { field: 'rate', type: 'quantitative', title: 'arrivals (req/s)', ...time.scale };
+  const rate = { field: 'rate', type: 'quantitative', title: 'arrivals (req/s)', ...valueScale(runs.flatMap((r) => r.digest.timeline.map((p) => p.arrivalsPerS)), time) };
+  const serving = timeRows(runs, time, (p) => p.ready + p.draining);
   return {
     id: 'arrivals-capacity',
     title: 'Arrivals vs capacity',
@@ -177,9 +207,9 @@ function arrivalsChart(runs: readonly ReportRun[], color: ColorEnc, time: TimeAx
               encoding: { x, y: rate, color },
             },
         {
-          data: { values: timeRows(runs, time, (p) => p.ready + p.draining) },
+          data: { values: serving },
           mark: { type: 'line', interpolate: 'step-before', strokeWidth: 2 },
-          encoding: { x, y: { field: 'y', type: 'quantitative', title: 'serving instances', axis: { orient: 'right' }, ...time.scale }, color },
+          encoding: { x, y: { field: 'y', type: 'quantitative', title: 'serving instances', axis: { orient: 'right' }, ...valueScale(serving.map((v) => v.y), time) }, color },
         },
       ],
       resolve: { scale: { y: 'independent' } },
@@ -197,7 +227,7 @@ function instancesChart(runs: readonly ReportRun[], time: TimeAxis): ChartSpec {
     mark: { type: 'area', interpolate: 'step-before' },
     encoding: {
       x: { field: 't', type: 'quantitative', title: time.title, ...time.scale },
-      y: { field: 'count', type: 'quantitative', title: 'instances', stack: 'zero', ...time.scale },
+      y: { field: 'count', type: 'quantitative', title: 'instances', stack: 'zero', ...valueScale(values.map((v) => v.count), time) },
       color: { field: 'state', type: 'nominal', title: 'state', scale: { domain: states, range: states.map((s) => STATE_COLORS[s]) }, legend: { orient: 'bottom' } },
       order: { field: 'order', type: 'quantitative' },
     },
@@ -214,7 +244,7 @@ function instancesChart(runs: readonly ReportRun[], time: TimeAxis): ChartSpec {
   return {
     id: 'instances-by-state',
     title: 'Instances by state',
-    caption: 'Instances provisioning, ready and draining (stacked; mean over each plotted interval).',
+    caption: 'Instances provisioning, ready and draining (stacked; each step is the count sampled at the end of its interval, or the time-weighted mean of those samples where intervals are merged for drawing).',
     spec: spec as TopLevelSpec,
   };
 }
@@ -230,6 +260,7 @@ function lineChart(
   yTitle: string,
   format: string,
 ): ChartSpec {
+  const values = timeRows(runs, time, pick);
   return {
     id,
     title,
@@ -238,11 +269,11 @@ function lineChart(
       config: CONFIG,
       width: WIDTH,
       height: HEIGHT,
-      data: { values: timeRows(runs, time, pick) },
+      data: { values },
       mark: { type: 'line', interpolate: 'step-before', strokeWidth: 1.5 },
       encoding: {
         x: { field: 't', type: 'quantitative', title: time.title, ...time.scale },
-        y: { field: 'y', type: 'quantitative', title: yTitle, ...(format ? { axis: { format } } : {}), ...time.scale },
+        y: { field: 'y', type: 'quantitative', title: yTitle, ...(format ? { axis: { format } } : {}), ...valueScale(values.map((v) => v.y), time) },
         color,
       },
     } as TopLevelSpec,
@@ -255,8 +286,8 @@ function costSloChart(runs: readonly ReportRun[], color: ColorEnc): ChartSpec {
   const onFront = new Set(front);
   const values = runs.map((r, i) => ({ variant: r.name, cost: pts[i]!.costUsd, slo: pts[i]!.attainment, frontier: onFront.has(i) ? 'Pareto frontier' : 'dominated' }));
   const frontier = front.map((i, order) => ({ cost: pts[i]!.costUsd, slo: pts[i]!.attainment, order }));
-  const x = { field: 'cost', type: 'quantitative', title: 'cost (USD)', scale: { zero: false, padding: 20 } };
-  const y = { field: 'slo', type: 'quantitative', title: 'SLO attainment', axis: { format: '%' }, scale: { zero: false, padding: 20 } };
+  const x = { field: 'cost', type: 'quantitative', title: 'cost (USD)', scale: scatterScale(pts.map((p) => p.costUsd), 0) };
+  const y = { field: 'slo', type: 'quantitative', title: 'SLO attainment', axis: { format: '%' }, scale: scatterScale(pts.map((p) => p.attainment), 0, 1) };
   return {
     id: 'cost-vs-slo',
     title: 'Cost vs SLO attainment',

@@ -9,7 +9,7 @@ import type { RunDigest } from './digest.ts';
 import { renderReportHtml } from './html.ts';
 import type { VariantOutcome, VariantTask } from './run-variant.ts';
 import { scenarioYaml } from './run-report.ts';
-import { pairedBlock, seededFrontier, seededStats, seededTable, type SeededEntry } from './seeds.ts';
+import { pairedBlock, requestsRange, seededFrontier, seededStats, seededTable, seedsIdentical, type SeededEntry } from './seeds.ts';
 import { comparisonTable, type ComparisonTable } from './table.ts';
 import { comparisonWorkerScript } from './worker-bundle.ts';
 import type { ComparisonSetup, PreparedVariant } from './variants.ts';
@@ -251,7 +251,14 @@ export function buildSeededComparisonReport(setup: ComparisonSetup, c: SeededCom
     scenarioYaml: scenarioYaml(setup.base),
     variants: results.map((r) => ({ name: r.name, overrides: r.overrides })),
     runs: results.map((r) => ({ name: r.name, digest: r.digest })),
-    seeded: { seeds: c.seeds, table: seededTable(entries), paired: pairedBlock(entries, c.baseline), frontier: seededFrontier(entries) },
+    seeded: {
+      seeds: c.seeds,
+      table: seededTable(entries),
+      paired: pairedBlock(entries, c.baseline),
+      frontier: seededFrontier(entries),
+      requests: requestsRange(entries),
+      identical: seedsIdentical(entries),
+    },
   });
 }
 

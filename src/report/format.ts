@@ -26,14 +26,15 @@ export const asPrinted = (p: { costUsd: number; attainment: number }) => ({
  * variant can change the seed, the workload or the targets: a comparison would otherwise read as like for like).
  */
 export function describeRuns(runs: readonly { name: string; summary: Summary }[]): string {
+  return describeRunsParts(runs).join('; ');
+}
+
+/** describeRuns' parts: seed, requests, SLO. */
+export function describeRunsParts(runs: readonly { name: string; summary: Summary }[]): string[] {
   const part = (what: (s: Summary) => string): string => {
     const values = runs.map((r) => what(r.summary));
     return new Set(values).size === 1 ? values[0]! : runs.map((r, i) => `${r.name}: ${values[i]}`).join(', ');
   };
   const slo = (s: Summary) => `${sloTargetsText(s.slo)}${s.tiers ? ' (untiered; tiers by their own)' : ''}`;
-  return [
-    `seed ${part((s) => String(s.seed))}`,
-    `requests ${part((s) => s.requests.total.toLocaleString('en-US'))}`,
-    `SLO ${part(slo)}`,
-  ].join('; ');
+  return [`seed ${part((s) => String(s.seed))}`, `requests ${part((s) => s.requests.total.toLocaleString('en-US'))}`, `SLO ${part(slo)}`];
 }

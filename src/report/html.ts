@@ -1,7 +1,7 @@
 import { reportCharts, renderSvg, type ReportRun } from './charts.ts';
-import { formatDiffCi, pairedNotes, type PairedBlock, type SeededTable } from './seeds.ts';
+import { formatDiffCi, IDENTICAL_SEEDS_NOTE, pairedNotes, type PairedBlock, type SeededTable } from './seeds.ts';
 import { comparisonTable, describeFrontier, frontierNames, tableNotes, type ComparisonTable } from './table.ts';
-import { describeRuns, formatLatency as ms } from './format.ts';
+import { describeRunsParts, formatLatency as ms } from './format.ts';
 import { noValueText } from './stats.ts';
 
 /** Everything report.html shows. */
@@ -21,7 +21,16 @@ export interface ReportModel {
    * A comparison over several seeds (`compare --seeds`): the table of means ± 95 % intervals and the paired block;
    * `runs` (the charts, the single-seed table) are then the first seed's.
    */
-  seeded?: { seeds: readonly number[]; table: SeededTable; paired: PairedBlock; frontier: readonly string[] };
+  seeded?: {
+    seeds: readonly number[];
+    table: SeededTable;
+    paired: PairedBlock;
+    frontier: readonly string[];
+    /** Requests per run over every variant and seed (`requestsRange`). */
+    requests: string;
+    /** Every seed gave the same results (`seedsIdentical`). */
+    identical: boolean;
+  };
 }
 
 /**
@@ -33,18 +42,23 @@ export async function renderReportHtml(m: ReportModel): Promise<string> {
   const svgs = await Promise.all(charts.map((c, i) => renderSvg(c.spec, `c${i}-`)));
   const title = m.kind === 'comparison' ? `Comparison: ${m.scenarioName}` : `Run: ${m.scenarioName}`;
   const summaries = m.runs.map((r) => ({ name: r.name, summary: r.digest.summary }));
-  const minutes = [...new Set(summaries.map((r) => (r.summary.sim.simulatedSeconds / 60).toFixed(1)))];
-  const seedsFact = m.seeded ? `${m.seeded.seeds.length} seeds (${m.seeded.seeds.join(', ')}); charts and the first table: seed ${m.seeded.seeds[0]}; ` : '';
+  const spans = summaries.map((r) => r.summary.sim.simulatedSeconds);
+  const [shortest, longest] = [minutesText(Math.min(...spans)), minutesText(Math.max(...spans))];
+  const runsFacts = describeRunsParts(summaries);
+  // For seeds: the request counts of every seed's runs, not the first seed's only.
+  const factList = m.seeded
+    ? [`${m.seeded.seeds.length} seeds (${m.seeded.seeds.join(', ')})`, `charts and the first table: seed ${m.seeded.seeds[0]}`, `requests ${m.seeded.requests}`, ...runsFacts.slice(2)]
+    : runsFacts;
   const facts =
     summaries.length > 0
-      ? `${(seedsFact + (m.seeded ? describeRuns(summaries).replace(/^seed [^;]*; /, '') : describeRuns(summaries))).replaceAll('; ', ' · ')} · ${minutes.length === 1 ? minutes[0] : `${minutes[0]}–${minutes[minutes.length - 1]}`} simulated minutes`
+      ? `${factList.join(' · ')} · ${shortest === longest ? shortest : `${shortest}–${longest}`} simulated`
       : `seed ${m.seed}`;
   const parts: string[] = [];
   parts.push(`<header><h1>${esc(title)}</h1><p class="facts">${esc(facts)}${m.kind === 'comparison' ? ` · ${m.runs.length} variants` : ''}</p></header>`);
   parts.push(`<section id="command"><h2>Rerun</h2><pre><code>${esc(m.command)}</code></pre></section>`);
   if (m.seeded) parts.push(seededSection(m.seeded));
   const resultsTitle = m.kind === 'comparison' ? (m.seeded ? `Comparison on the first seed (${m.seeded.seeds[0]})` : 'Comparison') : 'Results';
-  parts.push(`<section id="results"><h2>${esc(resultsTitle)}</h2>${resultsTable(m.runs)}${m.kind === 'run' ? latencyTable(m.runs[0]) : ''}</section>`);
+  parts.push(`<section id="results"><h2>${esc(resultsTitle)}</h2>${resultsTable(m.runs)}${m.kind === 'run' ? latencyTable(m.runs[0]) : ''}${runNotes(m.runs)}</section>`);
   const chartsTitle = m.seeded ? `Charts (the first seed, ${m.seeded.seeds[0]}, only)` : 'Charts';
   parts.push(
     `<section id="charts"><h2>${esc(chartsTitle)}</h2><div class="grid">${charts
@@ -78,15 +92,35 @@ ${parts.join('\n')}
 `;
 }
 
+/** A simulated span for the header: minutes, or seconds below a minute (a one-request run showed "0.0"). */
+function minutesText(s: number): string {
+  return s < 60 ? `${s < 1 ? s.toPrecision(2) : s.toFixed(1)} s` : `${(s / 60).toFixed(1)} min`;
+}
+
+/** Each run's notes (summary.json `notes`) and drop reasons, which the CLI prints; named by variant in a comparison. */
+function runNotes(runs: readonly ReportRun[]): string {
+  const items: string[] = [];
+  for (const r of runs) {
+    const s = r.digest.summary;
+    const who = runs.length > 1 ? `${r.name}: ` : '';
+    const drops = Object.entries(s.requests.dropReasons);
+    if (drops.length > 0) items.push(`${who}dropped ${drops.map(([k, v]) => `${v.toLocaleString('en-US')} (${k})`).join(', ')}`);
+    for (const n of s.notes) items.push(`${who}${n}`);
+  }
+  return items.length === 0 ? '' : `<ul class="notes">${items.map((t) => `<li>${esc(t)}</li>`).join('')}</ul>`;
+}
+
 function resultsTable(runs: readonly ReportRun[]): string {
   const t = comparisonTable(runs.map((r) => ({ name: r.name, summary: r.digest.summary })));
   const mark = runs.length > 1;
   const front = frontierNames(runs.map((r) => ({ name: r.name, summary: r.digest.summary })));
   const notes = tableNotes(t);
   const note = mark
-    ? `<p class="note">Bold: ${esc(notes.best)}. ${notes.finishedOnly ? `${esc(notes.finishedOnly)}. ` : ''}` +
+    ? `<p class="note">Bold: ${esc(notes.best)}. ${notes.finishedOnly ? `${esc(sentence(notes.finishedOnly))}. ` : ''}` +
       `Pareto frontier on cost and SLO attainment: <strong>${esc(describeFrontier(front))}</strong>.</p>`
-    : '';
+    : notes.finishedOnly
+      ? `<p class="note">${esc(sentence(notes.finishedOnly))}.</p>`
+      : '';
   return `${tableHtml(t, mark)}${note}`;
 }
 
@@ -105,7 +139,8 @@ function seededSection(s: NonNullable<ReportModel['seeded']>): string {
   const note =
     `<p class="note">Each cell: the mean over the ${n} seeds ± the half-width of its two-sided 95 % Student-t interval (${n - 1} degrees of freedom). ` +
     `Every variant ran the same workload on each seed (the scenario below, its seed replaced by each of the seeds). ` +
-    `Bold: ${esc(notes.best)}. ${notes.finishedOnly ? `${esc(notes.finishedOnly)}. ` : ''}` +
+    (s.identical ? `${esc(sentence(IDENTICAL_SEEDS_NOTE))}. ` : '') +
+    `Bold: ${esc(notes.best)}. ${notes.finishedOnly ? `${esc(sentence(notes.finishedOnly))}. ` : ''}` +
     `Pareto frontier of the means on cost and SLO attainment: <strong>${esc(describeFrontier(s.frontier))}</strong>.</p>`;
   const p = s.paired;
   const pn = pairedNotes(p, n);
@@ -115,14 +150,14 @@ function seededSection(s: NonNullable<ReportModel['seeded']>): string {
     .map(
       (r) =>
         `<tr><td>${esc(r.name)}</td>${r.cells
-          .map((c, j) => `<td class="num${c.excludesZero ? ' best' : ''}">${esc(Number.isFinite(c.mean) ? formatDiffCi(p.metrics[j]!.unit, c) : noValueText(c))}${c.excludesZero ? '†' : ''}</td><td class="num">${c.wins}/${c.n}</td>`)
+          .map((c, j) => `<td class="num${c.excludesZero ? (isBetter(p.metrics[j]!.better, c.mean) ? ' better' : ' worse') : ''}">${esc(Number.isFinite(c.mean) ? formatDiffCi(p.metrics[j]!.unit, c) : noValueText(c))}${c.excludesZero ? '†' : ''}</td><td class="num">${c.wins}/${c.n}</td>`)
           .join('')}</tr>`,
     )
     .join('');
   const paired =
     body === ''
       ? `<p class="note">${esc(pn.head)}: no other variant.</p>`
-      : `<table class="paired"><thead>${head}</thead><tbody>${body}</tbody></table><p class="note">${esc(pn.head)}. Bold with †: the 95 % interval excludes 0.</p>`;
+      : `<table class="paired"><thead>${head}</thead><tbody>${body}</tbody></table><p class="note">${esc(pn.head)}. Bold with †: the 95 % interval excludes 0, green where the variant is better than ${esc(p.baseline)}, red where it is worse.</p>`;
   return `<section id="seeds"><h2>Comparison over ${n} seeds (mean ± 95 % CI)</h2><div style="overflow-x: auto; font-size: 0.9rem">${tableHtml(s.table, s.table.rows.length > 1)}</div>${note}<h3>Paired against ${esc(p.baseline)}</h3>${paired}</section>`;
 }
 
@@ -138,10 +173,20 @@ function latencyTable(run: ReportRun | undefined): string {
   const f = s.fleet;
   return (
     `<table class="latency"><thead><tr><th>latency</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th></tr></thead><tbody>${rows}</tbody></table>` +
-    `<p class="note">${r.completed.toLocaleString('en-US')} completed, ${r.dropped} dropped, ${r.unfinished} unfinished · ` +
+    `<p class="note">${r.completed.toLocaleString('en-US')} completed, ${r.dropped.toLocaleString('en-US')} dropped, ${r.unfinished.toLocaleString('en-US')} unfinished · ` +
     `${f.instances} instance${f.instances === 1 ? '' : 's'} started (peak ${f.peakInstances} at once), ${f.gpuHours.toFixed(2)} GPU-h, $${f.costUsd.toFixed(2)} · ` +
     `${s.throughput.requestsPerSecond.toFixed(2)} req/s, ${s.throughput.outputTokensPerSecond.toFixed(0)} output tok/s</p>`
   );
+}
+
+/** A difference better for the variant than for the baseline: lower cost or latency, higher attainment. */
+function isBetter(better: 'min' | 'max', diff: number): boolean {
+  return better === 'min' ? diff < 0 : diff > 0;
+}
+
+/** A note as a sentence in the page (the CLI prints them as lines of their own, in lower case). */
+function sentence(t: string): string {
+  return t.charAt(0).toUpperCase() + t.slice(1);
 }
 
 export function esc(s: string): string {
@@ -158,7 +203,9 @@ table { border-collapse: collapse; font-size: 0.9rem; background: white; margin-
 th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f0f0f0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.best { font-weight: 700; background: #e8f4e8; }
+td.best, td.better { font-weight: 700; background: #e8f4e8; }
+td.worse { font-weight: 700; background: #f8e6e6; }
+ul.notes { color: #555; font-size: 0.9rem; padding-left: 20px; }
 table.latency { margin-top: 12px; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 16px; }
 figure.chart { margin: 0; background: white; border: 1px solid #ddd; border-radius: 4px; padding: 8px; }

@@ -146,7 +146,9 @@ export function pairedBlock(entries: readonly SeededEntry[], baseline: number): 
         const m = meanCi95(diffs);
         // A win only where the table would print the two values differently (as its ties: $6.03 and $6.03 tie).
         const wins = pairs.filter(([v, b]) => Number.isFinite(v) && Number.isFinite(b) && c.format(v) !== c.format(b) && (c.better === 'min' ? v < b : v > b)).length;
-        return { ...m, wins, excludesZero: Number.isFinite(m.ci95) && Math.abs(m.mean) > m.ci95 };
+        // Judged as printed, as the wins are: a difference the block shows as 0 ($0.00) is not flagged.
+        const printedZero = !/^[+-]/.test(formatDiffCi(c.unit, m));
+        return { ...m, wins, excludesZero: Number.isFinite(m.ci95) && Math.abs(m.mean) > m.ci95 && !printedZero };
       }),
     })),
   };
@@ -193,6 +195,30 @@ export function formatDiffCi(unit: ColumnUnit, m: { mean: number; ci95: number }
       return `${sign(abs.toFixed(1))} ± ${ci95.toFixed(1)}`;
   }
 }
+
+/**
+ * True when every seed gave every variant the same results (a trace replayed as is, with policies that draw on no
+ * random numbers): the intervals are then 0 and say nothing about noise.
+ */
+export function seedsIdentical(entries: readonly SeededEntry[]): boolean {
+  return entries.every((e) => e.summaries.every((s) => sameResults(s, e.summaries[0]!)));
+}
+
+function sameResults(a: Summary, b: Summary): boolean {
+  const strip = (s: Summary) => JSON.stringify({ ...s, seed: 0, sim: { ...s.sim, wallSeconds: 0 } });
+  return strip(a) === strip(b);
+}
+
+/** The request counts over every variant and seed: `1,117`, or `1,098–1,117` when the seeds' workloads differ. */
+export function requestsRange(entries: readonly SeededEntry[]): string {
+  const totals = entries.flatMap((e) => e.summaries.map((s) => s.requests.total));
+  const [lo, hi] = [Math.min(...totals), Math.max(...totals)];
+  return lo === hi ? lo.toLocaleString('en-US') : `${lo.toLocaleString('en-US')}–${hi.toLocaleString('en-US')}`;
+}
+
+/** The note for seedsIdentical runs (text and report.html). */
+export const IDENTICAL_SEEDS_NOTE =
+  'every seed gave the same results (nothing in this scenario draws on the seed, e.g. a trace replayed as is): the intervals are 0 and say nothing about run-to-run noise';
 
 /** What the paired block's marks and counts mean (text and report.html). */
 export function pairedNotes(p: PairedBlock, seeds: number): { head: string; mark: string } {

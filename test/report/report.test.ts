@@ -181,3 +181,36 @@ test('variants named like Object.prototype members render (vega 6 failed on a so
   const legend = [...html.matchAll(/>(constructor|toString|valueOf)</g)].map((m) => m[1]);
   assert.deepEqual(legend.slice(0, 3), names);
 });
+
+test('the notes and drop reasons of a run are in the page, as the CLI prints them', async () => {
+  const r = cmp.results[0]!;
+  const s = r.digest.summary;
+  const dropped = { ...r.digest, summary: { ...s, requests: { ...s.requests, dropped: 3000, dropReasons: { 'no-instance': 3000 } }, notes: ['endS = 60 s: 5 requests of the workload arrive after it'] } };
+  const html = await renderReportHtml({ kind: 'run', scenarioName: 's', seed: 1, command: 'x', scenarioYaml: '', variants: [], runs: [{ name: 'run', digest: dropped }] });
+  assert.match(html, /<ul class="notes"><li>dropped 3,000 \(no-instance\)<\/li><li>endS = 60 s: 5 requests of the workload arrive after it<\/li><\/ul>/);
+  assert.match(html, /3,000 dropped/);
+});
+
+test('a series that is 0 throughout gets the axis 0–1 (vega drew it mid-height with one "0.000000" tick); equal costs get a spread', () => {
+  const r = cmp.results[0]!;
+  const idle = { ...r.digest, timeline: r.digest.timeline.map((p) => ({ ...p, queued: 0, kvUtilization: 0 })) };
+  const charts = reportCharts([{ name: 'run', digest: idle }]);
+  for (const id of ['queue-length', 'kv-utilization']) {
+    assert.deepEqual((charts.find((c) => c.id === id)!.spec as { encoding: { y: { scale?: unknown } } }).encoding.y.scale, { domain: [0, 1] }, id);
+  }
+  const busy = reportCharts([{ name: 'run', digest: r.digest }]).find((c) => c.id === 'kv-utilization')!;
+  assert.equal((busy.spec as { encoding: { y: { scale?: unknown } } }).encoding.y.scale, undefined);
+  const same = { ...r.digest, summary: { ...r.digest.summary, fleet: { ...r.digest.summary.fleet, costUsd: 1.14 } } };
+  const pair = reportCharts([{ name: 'a', digest: same }, { name: 'b', digest: same }]).find((c) => c.id === 'cost-vs-slo')!;
+  const x = (pair.spec as { layer: { encoding: { x: { scale: { domain?: number[] } } } }[] }).layer[0]!.encoding.x.scale.domain!;
+  assert.ok(Math.abs(x[0]! - 1.026) < 1e-9 && Math.abs(x[1]! - 1.254) < 1e-9, String(x));
+});
+
+test('no dashed SLO line on the TTFT/TPOT CDFs when attainment is judged on E2E per output token; the header range is shortest–longest', async () => {
+  const [a, b] = cmp.results;
+  const norm = (r: VariantResult) => ({ name: r.name, digest: { ...r.digest, summary: { ...r.digest.summary, slo: { ...r.digest.summary.slo, normalizedE2eS: 0.2 } } } });
+  for (const c of reportCharts([norm(a!)]).filter((c) => c.id.endsWith('-cdf'))) assert.doesNotMatch(c.caption, /dashed line/, c.id);
+  const long = { ...b!, digest: { ...b!.digest, summary: { ...b!.digest.summary, sim: { ...b!.digest.summary.sim, simulatedSeconds: 30 } } } };
+  const html = await buildComparisonReport(cmp.setup, [a!, long], 'x');
+  assert.match(html, new RegExp(`30\\.0 s–${(a!.digest.summary.sim.simulatedSeconds / 60).toFixed(1)} min simulated`));
+});

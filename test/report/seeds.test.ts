@@ -13,8 +13,10 @@ import {
   formatPairedBlock,
   pairedBlock,
   parseSeedsFlag,
+  requestsRange,
   seededFrontier,
   seededTable,
+  seedsIdentical,
 } from '../../src/report/seeds.ts';
 import { formatComparisonTable } from '../../src/report/table.ts';
 import { UserError } from '../../src/util/errors.ts';
@@ -230,4 +232,34 @@ test('--seeds N refuses a run of seeds past 2^53 − 1, where base + i would rep
   assert.throws(() => parseSeedsFlag('1000', max - 10), /--seeds 1000: .* go past 9007199254740991/);
   // Negative bases stay fine.
   assert.deepEqual(parseSeedsFlag('2', -5), [-5, -4]);
+});
+
+test('a paired difference that prints as 0 is not marked (it showed "$0.00 ± 0.00†"); identical seeds are recognised', () => {
+  const base = [1, 2, 3].map(() => summary({ cost: 10, slo: 0.9, ttftP99: 0.2 }));
+  const tiny = [1, 2, 3].map(() => summary({ cost: 10.001, slo: 0.9, ttftP99: 0.2 }));
+  const p = pairedBlock([{ name: 'base', summaries: base }, { name: 'tiny', summaries: tiny }], 0);
+  const cost = p.rows[1]!.cells[p.metrics.findIndex((m) => m.key === 'cost')]!;
+  assert.ok(cost.mean > 0 && cost.ci95 < 1e-12, 'a difference with no spread');
+  assert.equal(cost.excludesZero, false);
+  assert.match(formatPairedBlock(p, 3), /^tiny\s+\$0\.00 ± 0\.00 /m);
+  assert.equal(seedsIdentical([{ name: 'base', summaries: base }]), true);
+  const varied = [0.1, 0.2, 0.3].map((ttftP99) => summary({ cost: 10, slo: 0.9, ttftP99 }));
+  assert.equal(seedsIdentical([{ name: 'base', summaries: base }, { name: 'v', summaries: varied }]), false);
+  const more = { ...summary({ cost: 10, slo: 0.9, ttftP99: 0.2 }), requests: { total: 1117, completed: 1117, dropped: 0, unfinished: 0 } } as Summary;
+  assert.equal(requestsRange([{ name: 'a', summaries: [base[0]!, more] }]), '100–1,117');
+  assert.equal(requestsRange([{ name: 'a', summaries: base }]), '100');
+});
+
+test('report.html colours a paired difference that excludes 0 by its direction: green better, red worse', async () => {
+  const { setup } = await smallComparison();
+  const variants = await runSeededComparison(setup, [5, 6, 7], { mode: 'fast', workers: 0 });
+  const html = await buildSeededComparisonReport(setup, { seeds: [5, 6, 7], baseline: 0, variants }, 'cmd');
+  const paired = html.match(/<table class="paired">[\s\S]*?<\/table>/)![0];
+  // x2 and x3 (more instances) cost more than x1 on every seed: worse; where an interval excludes 0 the class says which way.
+  const cells = [...paired.matchAll(/<td class="num (better|worse)">([^<]*)<\/td>/g)].map((m) => [m[1], m[2]]);
+  assert.ok(cells.length > 0, paired);
+  for (const [cls, text] of cells) assert.ok(text!.endsWith('†'), `${cls} ${text}`);
+  assert.ok(cells.some(([cls, text]) => cls === 'worse' && text!.startsWith('+$')), 'dearer is worse');
+  assert.doesNotMatch(paired, /class="num best"/);
+  assert.match(html, /green where the variant is better than x1, red where it is worse/);
 });

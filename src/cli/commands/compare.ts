@@ -11,9 +11,9 @@ import {
   writeSeededComparison,
   type SeededComparison,
 } from '../../report/compare.ts';
-import { describeRuns } from '../../report/format.ts';
+import { describeRuns, describeRunsParts } from '../../report/format.ts';
 import { formatCommand } from '../../report/run-report.ts';
-import { baselineIndex, formatPairedBlock, pairedBlock, parseSeedsFlag, seededFrontier, seededTable } from '../../report/seeds.ts';
+import { baselineIndex, formatPairedBlock, IDENTICAL_SEEDS_NOTE, pairedBlock, parseSeedsFlag, requestsRange, seededFrontier, seededTable, seedsIdentical } from '../../report/seeds.ts';
 import { describeFrontier, formatComparisonTable, frontierNames } from '../../report/table.ts';
 import { loadComparison, type ComparisonSetup } from '../../report/variants.ts';
 import { UserError } from '../../util/errors.ts';
@@ -110,14 +110,12 @@ async function compareSeeds(o: CompareFlags, out: string, setup: ComparisonSetup
   if (o.quiet) return;
   const entries = seededEntries(c);
   const first = variants.map((v) => ({ name: v.name, summary: v.perSeed[0]!.digest.summary }));
-  const totals = entries.flatMap((e) => e.summaries.map((s) => s.requests.total));
-  const [lo, hi] = [Math.min(...totals), Math.max(...totals)];
-  const requests = lo === hi ? lo.toLocaleString('en-US') : `${lo.toLocaleString('en-US')}–${hi.toLocaleString('en-US')}`;
+  const requests = requestsRange(entries);
   // describeRuns on the first seed's runs, for the SLO part (its seed and request parts are replaced).
-  const slo = describeRuns(first).split('; ').slice(2).join('; ');
+  const slo = describeRunsParts(first).slice(2).join('; ');
   process.stdout.write(`compared ${variants.length} variants of ${setup.base.name} on ${seeds.length} seeds (seeds ${seeds.join(', ')}; requests ${requests}; ${slo})\n\n`);
   process.stdout.write(formatComparisonTable(seededTable(entries), true));
-  process.stdout.write(`± half-width of the two-sided 95 % Student-t interval of the mean over the ${seeds.length} seeds\n`);
+  process.stdout.write(`± half-width of the two-sided 95 % Student-t interval of the mean over the ${seeds.length} seeds${seedsIdentical(entries) ? `; ${IDENTICAL_SEEDS_NOTE}` : ''}\n`);
   process.stdout.write(`Pareto frontier of the means on cost and SLO attainment: ${describeFrontier(seededFrontier(entries))}\n\n`);
   process.stdout.write(formatPairedBlock(pairedBlock(entries, baseline), seeds.length));
   process.stdout.write(`\nwrote ${display(paths.json)}\nreport: ${display(paths.html)}\n`);
