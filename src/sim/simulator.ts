@@ -299,7 +299,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     // Requests a router holds at the gateway (`defer` with `hold: true`, e.g. SageServe's NIW queue manager):
     // FIFOs per model (one per `queue` key the router gives, one when it gives none), offered to the router again
     // whenever a request of that model finishes or an instance of it becomes ready (a signal from that region's
-    // endpoint) and every `heldSignalIntervalS` while any is held (a periodic signal from every endpoint); the
+    // endpoint) and every `heldSignalIntervalS`, if the router gives one, while any is held (a periodic signal from every endpoint); the
     // router is told who signalled (`endpointSignal`). At an offer the model's FIFOs are tried oldest head first
     // (hold order); a refused head ends its own FIFO's turn only. Unlike `deferred`, they are not dropped after
     // `maxDeferS`; whatever is still held when the run ends is dropped as 'held'. No router holds by default.
@@ -321,9 +321,11 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     let heldStuck = false;
     const signalTick = tickCap('routing.options.niwSignalIntervalS', router.heldSignalIntervalS ?? NaN, 'signals to held requests');
     const scheduleSignal = (t: number) => {
-      if (signalPending || heldStuck) return;
       const iv = router.heldSignalIntervalS;
-      invariant(iv !== undefined && iv > 0, `router ${router.name} holds requests but gives no heldSignalIntervalS`);
+      // A router without a periodic signal (PreServe's router queue) has its held requests offered at completions
+      // and ready instances only.
+      if (signalPending || heldStuck || iv === undefined) return;
+      invariant(iv > 0, `router ${router.name} gives heldSignalIntervalS ${iv}`);
       signalTick(t);
       q.push({ kind: 'signal', t: nextGridPoint(t, iv) });
       signalPending = true;

@@ -45,9 +45,9 @@ export interface Router {
    */
   endpointSignal?(model: string, regions: ReadonlySet<string> | null, now: number): void;
   /**
-   * Seconds between the periodic signals from every endpoint to the requests this router holds (required of a
-   * router that holds). The simulator keeps them on their own grid (multiples of it), so that a run does not
-   * depend on the output's timeline interval.
+   * Seconds between the periodic signals from every endpoint to the requests this router holds; without it they are
+   * offered only when a request of their model finishes or an instance of it becomes ready. The simulator keeps
+   * them on their own grid (multiples of it), so that a run does not depend on the output's timeline interval.
    */
   readonly heldSignalIntervalS?: number;
 }

@@ -101,3 +101,15 @@ test("the probe's isolated-3x SLO (the paper's rule) lands near the paper's 0.2 
   assert.ok(p.sloS > 0.17 && p.sloS < 0.21, `${p.sloS}`);
   assert.equal(probeCapacity(scenario, baseDir, { durationS: 60, steps: 2, hiRatePerS: 4 }).sloS, 0.2);
 });
+
+test('the router queue (admission: queue) holds requests while every instance is overloaded and offers them at completions (it failed an invariant: no periodic signal)', () => {
+  const sets = ['routing.options.admission=queue', 'routing.options.overloadKvFraction=0.3', 'workload.synthetic.arrivals.ratePerS=20', 'workload.synthetic.durationS=60'];
+  for (const mode of ['fast', 'step'] as const) {
+    const res = run(ROUTING, sets, mode);
+    const m = preserveMetrics(res);
+    assert.equal(m.completed, m.requests, mode);
+    // Held at the router: some requests waited longer to be dispatched than any instance queue would make them.
+    assert.ok(res.timeline.rows.some((r) => r.deferred > 0), `${mode}: something was held`);
+  }
+  assert.deepEqual(outcomes(run(ROUTING, sets, 'fast')), outcomes(run(ROUTING, sets, 'step')));
+});
