@@ -67,12 +67,6 @@ export function parseIntFlag(flag: string, v: string, min = -Number.MAX_SAFE_INT
   return n;
 }
 
-export function parseNumberFlag(flag: string, v: string, min = -Infinity): number {
-  const n = parseDecimal(v);
-  if (!Number.isFinite(n) || n < min) throw new UserError(`${flag}: expected a number${min > -Infinity ? ` ≥ ${min}` : ''}, got '${v}'`);
-  return n;
-}
-
 /**
  * The range of the live plane's `--time-scale` (emulate, replay): modelled seconds per wall second. Below
  * MIN_TIME_SCALE the emulator's steps and replay's send waits stretch past any run anyone waits for (1e-300 made a

@@ -28,10 +28,6 @@ export const IMPUTATIONS: readonly Imputation[] = ['error', 'linear', 'zero'];
  */
 export const MAX_SERIES_TIMESTAMP_S = Number.MAX_SAFE_INTEGER;
 
-export function readSeriesCsv(path: string, impute: Imputation = 'error'): SeriesData {
-  return parseSeriesCsv(readSeriesText(path), path, impute);
-}
-
 /** A series file's text (read once: a pipe cannot be read again), or a UserError naming the file. */
 export function readSeriesText(path: string): string {
   try {

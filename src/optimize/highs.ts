@@ -54,10 +54,6 @@ export class ModelBuilder {
     return id;
   }
 
-  varIndex(name: string): number | undefined {
-    return this.byName.get(name);
-  }
-
   /** Adds `lb ≤ Σ coef·var ≤ ub`; duplicate columns in one row are summed. Returns the row index. */
   addRow(name: string, terms: ReadonlyArray<readonly [number, number]>, lb: number, ub: number): number {
     const m = this.model;
@@ -72,7 +68,6 @@ export class ModelBuilder {
     return m.rowNames.length - 1;
   }
 
-  get numVars(): number { return this.model.names.length; }
   get numRows(): number { return this.model.rowNames.length; }
 }
 

@@ -15,4 +15,4 @@ export {
   type LognormalSide,
 } from './generators/lengths.ts';
 export { labelPicker, LABEL_KEYS, type LabelSpec, type LabelsSpec } from './generators/labels.ts';
-export { workloadSchema, openWorkload, type WorkloadSpec, type WorkloadInput } from './schema.ts';
+export { workloadSchema, openWorkload, type WorkloadSpec } from './schema.ts';

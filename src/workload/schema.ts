@@ -214,7 +214,6 @@ export const workloadSchema = z
   });
 
 export type WorkloadSpec = z.output<typeof workloadSchema>;
-export type WorkloadInput = z.input<typeof workloadSchema>;
 
 /** Opens a trace a scenario field names (`field` goes in front of a missing-file error, so the user knows which). */
 function openRef(ref: { path: string; format?: (typeof TRACE_FORMATS)[number] | undefined }, baseDir: string, field: string, opts: TraceOptions = {}) {

@@ -172,7 +172,7 @@ export function planFromAllocation(c: Coefficients, a: Allocation | null, base: 
   return plan;
 }
 
-/** Solves a problem with one method and returns the plan (the single entry point the CLI and studies use). */
+/** Solves a problem with one method and returns the plan: the library's entry point (the CLI builds the coefficients itself, to check the model's size first, and calls solveCoefficients). */
 export async function solvePlan(problem: Problem, opts: PlanOptions = {}): Promise<Plan> {
   const c = buildCoefficients(problem);
   return solveCoefficients(c, opts);

@@ -75,7 +75,6 @@ export const preserveScalerOptions = z
     warmup: z.enum(['hold', 'rules-b-c']).default('hold'),
   })
   .strict();
-export type PreserveScalerOptions = z.output<typeof preserveScalerOptions>;
 
 /**
  * Why a Tier-1 window cannot be kept at a scaler tick interval, or undefined: windows close at ticks, so a window
