@@ -62,7 +62,8 @@ const modelBase = z.strictObject({
   heads: positiveInt(CATALOG_LIMITS.heads),
   kvHeads: positiveInt(CATALOG_LIMITS.heads),
   headDim: positiveInt(CATALOG_LIMITS.width),
-  intermediateSize: positiveInt(CATALOG_LIMITS.intermediateSize),
+  // Optional: no code reads it (the roofline works from params and activeParams); the built-ins keep it for reference.
+  intermediateSize: positiveInt(CATALOG_LIMITS.intermediateSize).optional(),
   vocabSize: positiveInt(CATALOG_LIMITS.vocabSize),
   tiedEmbeddings: z.boolean().optional(),
   params: positive(CATALOG_LIMITS.params),

@@ -24,7 +24,8 @@ export interface ModelSpec {
   /** Key/value heads (GQA); equal to heads for multi-head attention. */
   kvHeads: number;
   headDim: number;
-  intermediateSize: number;
+  /** The MLP width, for reference only: the performance model reads `params` and `activeParams`, not this. */
+  intermediateSize?: number;
   vocabSize: number;
   /**
    * Whether the LM head reuses the token-embedding matrix (Hugging Face `tie_word_embeddings`): one

@@ -37,7 +37,7 @@ test('every required model is in the catalog and its parameter count matches its
     // Dense transformer: attention 2·h·(heads+kvHeads)·hd, MLP 3·h·I (gated llama/mistral) or 2·h·I (OPT, BLOOM).
     const gated = !id.startsWith('opt') && !id.startsWith('bloom');
     const attn = 2 * m.hiddenSize * (m.heads + m.kvHeads) * m.headDim;
-    const mlp = (gated ? 3 : 2) * m.hiddenSize * m.intermediateSize;
+    const mlp = (gated ? 3 : 2) * m.hiddenSize * m.intermediateSize!;
     const body = m.layers * (attn + mlp);
     const est = body + vocabParams(m);
     assert.ok(Math.abs(est - m.params) / m.params < 0.001, `${id}: ${m.params} vs ${est}`);
