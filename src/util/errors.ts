@@ -25,6 +25,9 @@ export function formatIssue(i: Issue): string {
 
 function describe(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v.length > 60 ? v.slice(0, 57) + '...' : v);
+  // YAML's !!set and !!omap read as a Set and a Map, which JSON.stringify prints as {}.
+  if (v instanceof Set) return `a YAML !!set of ${v.size}`;
+  if (v instanceof Map) return `a YAML !!omap or !!pairs of ${v.size}`;
   if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v);
   try {
     const s = JSON.stringify(v);

@@ -149,3 +149,9 @@ test('a missing required key names the unknown key beside it (a misspelling such
   const far = parseConfigText('pools:\n  - name: a\nextra: 1\n', 'q.yaml');
   assert.throws(() => validateConfig(far, schema), (e: unknown) => e instanceof ConfigError && /count: expected a value of type number \(the field is missing\)$/.test(e.message));
 });
+
+test('a YAML !!set or !!omap value is named as such (it printed as got {})', () => {
+  const schema = z.strictObject({ seed: z.number(), w: z.record(z.string(), z.number()).optional() });
+  assert.throws(() => validateConfig(parseConfigText('seed: !!set { a, b }\n', 's.yaml'), schema), (e: unknown) => e instanceof ConfigError && e.message === 's.yaml:1 seed: expected a value of type number, got a YAML !!set of 2');
+  assert.throws(() => validateConfig(parseConfigText('seed: 1\nw: !!omap [ {a: 1} ]\n', 'o.yaml'), schema), (e: unknown) => e instanceof ConfigError && /^o\.yaml:2 w: .*got a YAML !!omap or !!pairs of 1$/.test(e.message));
+});
