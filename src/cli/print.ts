@@ -1,6 +1,6 @@
 import { headlineAttainment, type Summary } from '../metrics/summary.ts';
 import { sloTargetsText } from '../metrics/collector.ts';
-import { formatAttainment, formatLatency as ms } from '../report/format.ts';
+import { formatAmount, formatAttainment, formatLatency as ms } from '../report/format.ts';
 
 
 /** The human summary of one run (stdout). */
@@ -34,7 +34,7 @@ export function printSummary(s: Summary): void {
   if (s.utility) lines.push(`utility: ${s.utility.earned.toFixed(0)} of ${s.utility.possible.toFixed(0)} earned (${((s.utility.earned / (s.utility.possible || 1)) * 100).toFixed(1)}%)`);
   lines.push(`throughput: ${s.throughput.requestsPerSecond.toFixed(2)} req/s, ${s.throughput.outputTokensPerSecond.toFixed(0)} output tok/s`);
   const f = s.fleet;
-  lines.push(`fleet: ${f.instances} instance${f.instances === 1 ? '' : 's'} started (peak ${f.peakInstances} at once), ${f.instanceHours.toFixed(2)} instance-h, ${f.gpuHours.toFixed(2)} GPU-h (${f.wastedGpuHours.toFixed(2)} provisioning), $${f.costUsd.toFixed(2)}`);
+  lines.push(`fleet: ${f.instances} instance${f.instances === 1 ? '' : 's'} started (peak ${f.peakInstances} at once), ${formatAmount(f.instanceHours)} instance-h, ${formatAmount(f.gpuHours)} GPU-h (${formatAmount(f.wastedGpuHours)} provisioning), $${formatAmount(f.costUsd)}`);
   if (s.spot) {
     const sp = s.spot;
     const reclaims = Object.entries(sp.reclaims).map(([k, v]) => `${v} ${k}`).join(', ');

@@ -4,6 +4,9 @@ import type { Summary } from '../metrics/summary.ts';
 /** A latency in seconds as people read it: "12.3 ms" below one second, "7481.04 s" from there (never "7481043 ms"). */
 export const formatLatency = (s: number): string => (s < 1 ? `${(s * 1000).toFixed(1)} ms` : `${s.toFixed(2)} s`);
 
+/** An amount (USD, hours) to 2 decimals; one that would print as 0.00 but is not 0, to 2 significant digits (0.00024). */
+export const formatAmount = (v: number): string => (v !== 0 && Math.abs(v) < 0.005 ? v.toPrecision(2) : v.toFixed(2));
+
 /**
  * An SLO attainment in [0, 1] to 0.01 %, rounded down so that a run with any miss never prints 100 %:
  * "99.97%", "100%" only when every request met its targets.

@@ -1,7 +1,7 @@
 import { reportCharts, renderSvg, type ReportRun } from './charts.ts';
 import { formatDiffCi, IDENTICAL_SEEDS_NOTE, pairedNotes, type PairedBlock, type SeededTable } from './seeds.ts';
 import { comparisonTable, describeFrontier, frontierNames, tableNotes, type ComparisonTable } from './table.ts';
-import { describeRunsParts, formatLatency as ms } from './format.ts';
+import { describeRunsParts, formatAmount, formatLatency as ms } from './format.ts';
 import { noValueText } from './stats.ts';
 
 /** Everything report.html shows. */
@@ -174,7 +174,7 @@ function latencyTable(run: ReportRun | undefined): string {
   return (
     `<table class="latency"><thead><tr><th>latency</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th></tr></thead><tbody>${rows}</tbody></table>` +
     `<p class="note">${r.completed.toLocaleString('en-US')} completed, ${r.dropped.toLocaleString('en-US')} dropped, ${r.unfinished.toLocaleString('en-US')} unfinished · ` +
-    `${f.instances} instance${f.instances === 1 ? '' : 's'} started (peak ${f.peakInstances} at once), ${f.gpuHours.toFixed(2)} GPU-h, $${f.costUsd.toFixed(2)} · ` +
+    `${f.instances} instance${f.instances === 1 ? '' : 's'} started (peak ${f.peakInstances} at once), ${formatAmount(f.gpuHours)} GPU-h, $${formatAmount(f.costUsd)} · ` +
     `${s.throughput.requestsPerSecond.toFixed(2)} req/s, ${s.throughput.outputTokensPerSecond.toFixed(0)} output tok/s</p>`
   );
 }

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { printSummary } from '../../src/cli/print.ts';
+import { formatAmount } from '../../src/report/format.ts';
 import { printed } from '../helpers/cli.ts';
 import { summarize } from '../../src/metrics/summary.ts';
 import { run, scenarioFor, writeTrace } from '../helpers/sim.ts';
@@ -56,4 +57,14 @@ test('latencies of a second and more print in seconds, and wide cells stay apart
   // 1e7 s fills its column: still a space before it
   const wide = { ...s, e2e: { ...s.e2e, p99: 12_345_678.9 } };
   assert.match(printed(() => printSummary(wide)), /^E2E .* 12345678\.90 s$/m);
+});
+
+test('a fleet amount that is not 0 but rounds to 0.00 is printed to 2 significant digits (a one-request run showed $0.00, 0.00 GPU-h)', () => {
+  const s = summarize(run(scenarioFor(writeTrace([{ t: 0, in: 100, out: 10 }])), 'fast'), 0);
+  assert.ok(s.fleet.gpuHours > 0 && s.fleet.gpuHours < 0.005);
+  const out = printed(() => printSummary(s));
+  assert.match(out, new RegExp(`instance-h, ${s.fleet.gpuHours.toPrecision(2).replace('.', '\\.')} GPU-h \\(0\\.00 provisioning\\), \\$${s.fleet.costUsd.toPrecision(2).replace('.', '\\.')}$`, 'm'));
+  assert.equal(formatAmount(0), '0.00');
+  assert.equal(formatAmount(12.345), '12.35');
+  assert.equal(formatAmount(0.00024), '0.00024');
 });
