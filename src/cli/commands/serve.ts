@@ -37,10 +37,16 @@ async function discoverModelNames(url: string): Promise<string[]> {
 
 /** The quick form's pools: backends grouped by the model they serve, each pool answering to all its backends' names. */
 async function poolsFromBackends(urls: string[], model: string | undefined): Promise<{ model: string; aliases: string[]; backends: string[] }[]> {
-  const pools = new Map<string, { model: string; aliases: string[]; backends: string[] }>();
+  // Every URL checked (and the same backend given twice refused) before any backend is asked for its models.
+  const bases: string[] = [];
   for (const url of urls) {
     const base = backendBaseUrl(url);
     if (base === undefined) throw new UserError(`--backend: expected ${BACKEND_URL_EXPECTED}, got '${url}'`);
+    if (bases.includes(base)) throw new UserError(`--backend ${url}: given twice; each backend once`);
+    bases.push(base);
+  }
+  const pools = new Map<string, { model: string; aliases: string[]; backends: string[] }>();
+  for (const base of bases) {
     const [first, ...aliases] = model !== undefined ? [model] : await discoverModelNames(base);
     const pool = pools.get(first);
     if (pool === undefined) pools.set(first, { model: first, aliases, backends: [base] });
@@ -93,9 +99,6 @@ export function registerServe(program: Command): void {
         raw = { ...cfg };
       } else {
         if (o.backend.length === 0) throw new UserError('give --config FILE or at least one --backend URL');
-        const key = (u: string) => u.trim().replace(/\/+$/, '');
-        const twice = o.backend.find((u, i) => o.backend.findIndex((v) => key(v) === key(u)) !== i);
-        if (twice !== undefined) throw new UserError(`--backend ${twice}: given twice; each backend once`);
         raw = { pools: await poolsFromBackends(o.backend, model) };
       }
       if (host !== undefined) raw.host = host;

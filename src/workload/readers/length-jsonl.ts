@@ -79,8 +79,8 @@ export function parseObject(line: string, source: string, lineNo: number): Recor
   }
   // JSON.parse keeps the last of two equal keys and drops the first without a word. Fast path: a line with no more
   // '":' than keys in its object repeats none; only otherwise (a repeat, a nested object, '":' inside a string) is
-  // it scanned key by key. (A line written with spaces before its colons, '"a" : 1', is not checked.) Cost, measured (session 22): a 1M-line canonical JSONL trace reads in
-  // 0.98–1.04 s instead of 0.87–0.89 s.
+  // it scanned key by key. (A line written with spaces before its colons, '"a" : 1', is not checked.) Cost,
+  // measured (session 22): a 1M-line canonical JSONL trace reads in 0.98–1.04 s instead of 0.87–0.89 s.
   if (countOf(line, '":') > Object.keys(o as object).length) {
     const dup = repeatedKey(line);
     if (dup !== undefined) throw new ConfigError({ source, line: lineNo, path: dup, expected: 'each key once in an object (JSON.parse would keep the last value and drop the first)', got: line });
