@@ -1,5 +1,5 @@
 import { headlineAttainment, type Summary } from '../metrics/summary.ts';
-import { sloTargetsText } from '../metrics/collector.ts';
+import { sloTargetsText, type LatencyBlock } from '../metrics/collector.ts';
 import { formatAmount, formatAttainment, formatLatency as ms } from '../report/format.ts';
 
 
@@ -28,9 +28,15 @@ export function printSummary(s: Summary): void {
   const untiered = r.total - Object.values(s.tiers ?? {}).reduce((n, b) => n + b.requests.total, 0);
   const judged = !s.tiers ? targets : `each request by its tier's targets${untiered > 0 ? `; untiered: ${targets}` : ''}`;
   lines.push(`SLO (${judged}): ${att(headlineAttainment(s), r.total)}`);
-  if (s.tiers) {
-    for (const [t, b] of Object.entries(s.tiers)) lines.push(`  tier ${t}: ${att(b.slo.attainment, b.requests.total)}, TTFT p99 ${b.requests.completed > 0 ? ms(b.ttft.p99) : '–'}, ${b.requests.total} request${b.requests.total === 1 ? '' : 's'}`);
-  }
+  const part = (kind: string, name: string, b: LatencyBlock) =>
+    `  ${kind} ${name}: ${att(b.slo.attainment, b.requests.total)}, TTFT p99 ${b.requests.completed > 0 ? ms(b.ttft.p99) : '–'}, ` +
+    `TPOT p99 ${b.tpot.count > 0 ? ms(b.tpot.p99) : '–'}, ${b.requests.total} request${b.requests.total === 1 ? '' : 's'}`;
+  for (const [t, b] of Object.entries(s.tiers ?? {})) lines.push(part('tier', t, b));
+  // Per model and per pool: by the top-level targets, whatever the tiers.
+  const by = [s.models ? 'model' : '', s.pools ? 'pool' : ''].filter((k) => k !== '');
+  if (by.length > 0) lines.push(`by ${by.join(' and by ')} (${targets}):`);
+  for (const [m, b] of Object.entries(s.models ?? {})) lines.push(part('model', m, b));
+  for (const [p, b] of Object.entries(s.pools ?? {})) lines.push(part('pool', p, b));
   if (s.utility) lines.push(`utility: ${s.utility.earned.toFixed(0)} of ${s.utility.possible.toFixed(0)} earned (${((s.utility.earned / (s.utility.possible || 1)) * 100).toFixed(1)}%)`);
   lines.push(`throughput: ${s.throughput.requestsPerSecond.toFixed(2)} req/s, ${s.throughput.outputTokensPerSecond.toFixed(0)} output tok/s`);
   const f = s.fleet;

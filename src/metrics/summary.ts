@@ -45,6 +45,13 @@ export interface Summary extends Omit<LatencyBlock, 'requests' | 'slo'> {
   /** `migrations` only with a router that migrates requests (Llumnix with `migration.enabled`). */
   engine: { iterations: number; preemptions: number; migrations?: MigrationSummary };
   tiers?: Record<string, LatencyBlock>;
+  /** Only with requests for more than one model: each model's requests, judged by the top-level targets. */
+  models?: Record<string, LatencyBlock>;
+  /**
+   * Only with more than one pool: the requests each pool served or dropped (by the instance a request was last at),
+   * judged by the top-level targets. A request never placed on an instance (dropped at the router, say) is in none.
+   */
+  pools?: Record<string, LatencyBlock>;
   /**
    * Only when the SLO sets a utility: what requests earned by meeting their targets (each its tier's utility,
    * or the top-level one), out of what all of them could (SageServe's per-request utility).
@@ -128,7 +135,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       pools,
     },
     engine: { iterations: res.iterations, preemptions: res.preemptions, ...(res.migrations ? { migrations: res.migrations } : {}) },
-    notes: [...res.notes, ...unusedTierSlos(sc.slo.tiers, log.tiers), ...unservedModels(res), ...lateFirstArrival(res)],
+    notes: [...res.notes, ...unusedTierSlos(sc.slo.tiers, log.tiers), ...unservedModels(res), ...lateFirstArrival(res), ...longDrain(res)],
     sim: { simulatedSeconds: endS, events: res.events, wallSeconds },
   };
   if (res.spot) {
@@ -164,6 +171,25 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       summary.utility.earned += b.slo.utility!.earned;
       summary.utility.possible += b.slo.utility!.possible;
     }
+  }
+  if (log.models.length > 1) {
+    const models = [...log.models].sort();
+    summary.models = Object.fromEntries(
+      models.map((m): [string, LatencyBlock] => {
+        const idx = log.models.indexOf(m);
+        return [m, latencyBlock(log, sc.slo, (i) => log.modelIdx[i] === idx)];
+      }),
+    );
+  }
+  if (res.pools.length > 1) {
+    const names = res.pools.map((p) => p.name);
+    const poolIdx = Int32Array.from(res.fleet.instances, (inst) => names.indexOf(inst.pool));
+    summary.pools = Object.fromEntries(
+      [...names].sort().map((name): [string, LatencyBlock] => {
+        const idx = names.indexOf(name);
+        return [name, latencyBlock(log, sc.slo, (i) => log.instance[i]! >= 0 && poolIdx[log.instance[i]!] === idx)];
+      }),
+    );
   }
   if (sc.routing.policy === 'sageserve') summary.sageserve = { latencyBy3h: latencyBy3h(log), memoryUtil: res.timeline.endpointMemory.spread() };
   // Keep `sim` last so the deterministic part of the file reads first.
@@ -260,6 +286,21 @@ function lateFirstArrival(res: SimResult): string[] {
   return [
     `the first request arrives at ${first.toFixed(0)} s; the fleet runs, and is billed, from 0 s. ` +
       `--set workload.transforms.window.startS=${Math.floor(first)} starts the run there`,
+  ];
+}
+
+/**
+ * A fleet that falls behind runs on after the last arrival until its backlog is done, and is billed for it: costs of
+ * runs that differ mostly in how long they drained compare the drain, not the serving. Say so when it is a large part.
+ */
+function longDrain(res: SimResult): string[] {
+  if (res.log.n === 0) return [];
+  const last = res.log.arrival[res.log.n - 1]!;
+  const drain = res.endS - last;
+  if (drain < 60 || drain < 0.1 * res.endS) return [];
+  return [
+    `the run went on ${drain.toFixed(0)} s after the last arrival (at ${last.toFixed(0)} s) to finish the requests in flight: ` +
+      `${((drain / res.endS) * 100).toFixed(0)}% of the billed time, which the cost includes`,
   ];
 }
 

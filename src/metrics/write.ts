@@ -7,11 +7,14 @@ import { csvCell } from '../util/csv.ts';
 
 const f6 = (x: number) => x.toFixed(6);
 
-/** Writes summary.json, requests.csv (one row per request, by id) and timeline.csv into `dir`. */
-export async function writeRunOutputs(dir: string, summary: Summary, log: RequestLog, timeline: readonly TimelineRow[]): Promise<void> {
+/**
+ * Writes summary.json, requests.csv (one row per request, by id) and timeline.csv into `dir`. `instancePools` names
+ * each instance's pool, by instance id.
+ */
+export async function writeRunOutputs(dir: string, summary: Summary, log: RequestLog, timeline: readonly TimelineRow[], instancePools: readonly string[]): Promise<void> {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
-  await writeRequestsCsv(join(dir, 'requests.csv'), log);
+  await writeRequestsCsv(join(dir, 'requests.csv'), log, instancePools);
   writeFileSync(join(dir, 'timeline.csv'), timelineCsv(timeline));
 }
 
@@ -28,14 +31,15 @@ export function timelineCsv(rows: readonly TimelineRow[]): string {
   );
 }
 
-async function writeRequestsCsv(path: string, log: RequestLog): Promise<void> {
+async function writeRequestsCsv(path: string, log: RequestLog, instancePools: readonly string[]): Promise<void> {
   const out = createWriteStream(path);
   const write = (s: string) => (out.write(s) ? Promise.resolve() : new Promise<void>((res) => out.once('drain', () => res())));
-  await write('id,arrival_s,model,tier,instance,input_tokens,output_tokens,status,drop_reason,queue_s,ttft_s,tpot_s,e2e_s,preemptions\n');
+  await write('id,arrival_s,model,tier,instance,input_tokens,output_tokens,status,drop_reason,queue_s,ttft_s,tpot_s,e2e_s,preemptions,pool\n');
   // Labels come from the trace: a comma or quote in one must not shift the row's columns.
   const models = log.models.map(csvCell);
   const tiers = log.tiers.map(csvCell);
   const dropReasons = log.dropReasons.map(csvCell);
+  const pools = instancePools.map(csvCell);
   let buf = '';
   for (let i = 0; i < log.n; i++) {
     const done = log.isDone(i);
@@ -44,12 +48,13 @@ async function writeRequestsCsv(path: string, log: RequestLog): Promise<void> {
     // Empty where there is no value: a one-token output has no TPOT; an unfinished request has no E2E, and a queue
     // time or TTFT only once scheduled or given its first token; a dropped request has none of them.
     const times = dropped
-      ? ',,,,'
+      ? ',,,,,'
       : `${log.hasQueue(i) ? f6(log.queue[i]!) : ''},${log.hasTtft(i) ? f6(log.ttft[i]!) : ''},${log.hasTpot(i) ? f6(log.tpot(i)) : ''},` +
-        `${done ? f6(log.e2e[i]!) : ''},${log.preemptions[i]}`;
+        `${done ? f6(log.e2e[i]!) : ''},${log.preemptions[i]},`;
+    const inst = log.instance[i]!;
     buf +=
-      `${i},${f6(log.arrival[i]!)},${models[log.modelIdx[i]!]},${tiers[log.tierIdx[i]!]},${log.instance[i]},` +
-      `${log.input[i]},${log.output[i]},${status},${dropped ? dropReasons[log.dropIdx[i]!] : ''},${times}\n`;
+      `${i},${f6(log.arrival[i]!)},${models[log.modelIdx[i]!]},${tiers[log.tierIdx[i]!]},${inst},` +
+      `${log.input[i]},${log.output[i]},${status},${dropped ? dropReasons[log.dropIdx[i]!] : ''},${times}${inst >= 0 ? pools[inst] : ''}\n`;
     if (buf.length > 1 << 16) {
       await write(buf);
       buf = '';
