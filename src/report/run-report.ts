@@ -46,12 +46,9 @@ export function scenarioYaml(sc: Scenario): string {
 }
 
 /**
- * The command line that reruns this CLI invocation, quoted for a POSIX shell:
- * `formatCommand(['simulate', '--set', 'routing.policy=jsq'])` ⇒ `node bin/llmfleet.js simulate --set routing.policy=jsq`.
- */
-/**
- * The command line that reruns this one: `node bin/llmfleet.js …` when run from the project folder (the usual
- * case), else prefixed with `cd` to where it ran, since the file arguments are relative to that folder.
+ * The command line that reruns this one, quoted for a POSIX shell: `node bin/llmfleet.js …` when run from the project
+ * folder (the usual case), else prefixed with `cd` to where it ran, since the file arguments are relative to that
+ * folder. `formatCommand(['simulate', '--set', 'routing.policy=jsq'])` ⇒ `node bin/llmfleet.js simulate --set routing.policy=jsq`.
  */
 export function formatCommand(args: readonly string[], script = process.argv[1] ?? '', cwd = process.cwd()): string {
   // Anything but this CLI's script (a test, a library caller) is described as run from the project folder.
