@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UserError } from '../../util/errors.ts';
 import { nonEmptyFlag, notAPipe, outDirFlag, requireFile, say } from '../util.ts';
@@ -10,6 +10,8 @@ import { checkVidurProfiles, type VidurCheckResult } from '../../perf/vidur-chec
 import { BUNDLED_STEPS, checkMeasuredSteps, type StepCheckResult } from '../../perf/step-check.ts';
 import type { RowGroupCheck } from '../../perf/measured-check.ts';
 import { bundledPath } from '../../util/paths.ts';
+import { checkSimAgainstLive, type LatencyAgreement, type SimLiveCheck } from '../../metrics/sim-vs-live.ts';
+import { formatLatency } from '../../report/format.ts';
 
 const BUNDLED_PROFILE = bundledPath('data/profiles/splitwise_perf_model.csv');
 const BUNDLED_VIDUR = bundledPath('data/profiles/vidur');
@@ -114,22 +116,58 @@ export function formatStepCheck(r: StepCheckResult): string {
   return out.join('\n');
 }
 
+/** The sim-vs-live check for stdout. */
+export function formatSimLiveCheck(r: SimLiveCheck): string {
+  const q = r.requests;
+  const rows = (['ttft', 'e2e'] as const).map((k) => {
+    const a: LatencyAgreement = r[k];
+    if (a.n === 0) return [k.toUpperCase(), '0', '–', '–', '–', '–', '–', '–', '–'];
+    const signed = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
+    return [k.toUpperCase(), String(a.n), formatLatency(a.live.p50), formatLatency(a.sim.p50), formatLatency(a.live.p99), formatLatency(a.sim.p99), `${(a.mape * 100).toFixed(1)}%`, signed(a.bias), a.pearson === null ? '–' : a.pearson.toFixed(3)];
+  });
+  return [
+    `${q.matched} requests in both (${q.simOnly} only simulated, ${q.liveOnly} only replayed); ${q.bothCompleted} completed in both` +
+      (q.liveLengthDiffers > 0 ? `; ${q.liveLengthDiffers} of those got another output length live, left out of E2E` : ''),
+    ...fixedWidth(['metric', 'n', 'live p50', 'sim p50', 'live p99', 'sim p99', 'MAPE', 'bias', 'Pearson r'], rows),
+    'MAPE: mean |sim − live| / live per request; bias: (Σ sim − Σ live) / Σ live (+ = the simulator is slower)',
+  ].join('\n');
+}
+
+/** A requests.csv given as the file or as the run's output folder. */
+function requestsCsv(flag: string, path: string): string {
+  const abs = resolve(nonEmptyFlag(flag, path, 'folder or requests.csv'));
+  return statSync(abs, { throwIfNoEntry: false })?.isDirectory() ? requireFile(flag, join(abs, 'requests.csv')) : requireFile(flag, abs);
+}
+
 export function registerCalibrate(program: Command): void {
   program
     .command('calibrate')
     .description('Fit the roofline efficiency factors on part of a profile table and report held-out MAPE')
     .option('--profile <file>', 'SplitwiseSim-format profile CSV', BUNDLED_PROFILE)
-    .option('--out <dir>', 'folder for calibration.json (vidur-check.json with --vidur, step-check.json with --steps)', 'out/calibrate')
+    .option('--out <dir>', 'folder for calibration.json (vidur-check.json with --vidur, step-check.json with --steps, sim-live-check.json with --replay)', 'out/calibrate')
     .option('--map <key=model>', 'map a profile model key to a catalog model (repeatable)', collectMap)
     .option('--fit-per <what>', "one set of factors per 'hardware' or per 'key' (diagnostic)", 'hardware')
     .option('--no-large-step-comm', 'fit the plain roofline, without the large-step communication knee (ablation)')
     .option('--vidur [dir]', "instead: check the roofline's layer and all-reduce times against Vidur's measured profiles (default: the bundled data/profiles/vidur)")
     .option('--steps [files...]', 'instead: check the roofline against engine steps timed on a GPU by bench/gpu/measure_steps.py (default: the bundled H100 and H200 measurements)')
+    .option('--sim <dir>', 'with --replay: a simulate run (its --out folder or requests.csv)')
+    .option('--replay <dir>', 'instead: compare the simulate run --sim with a replay of the same workload (its --out folder or requests.csv), request by request: TTFT and E2E MAPE, bias, Pearson r')
     .option('--catalog <file>', 'catalog YAML adding or overriding devices and models (format: src/model/README.md), for the profile keys and --map targets, the --steps rows and the --vidur GPUs')
     .option('--quiet', 'print nothing but errors (the files are still written)')
-    .action((opts: { profile: string; out: string; map?: Record<string, string>; fitPer: string; largeStepComm: boolean; vidur?: string | true; steps?: string[] | true; catalog?: string; quiet?: boolean }) => {
+    .action((opts: { profile: string; out: string; map?: Record<string, string>; fitPer: string; largeStepComm: boolean; vidur?: string | true; steps?: string[] | true; sim?: string; replay?: string; catalog?: string; quiet?: boolean }) => {
       const { out: print, err: note } = say(opts.quiet ?? false);
-      if (opts.vidur !== undefined && opts.steps !== undefined) throw new UserError('--vidur and --steps: give one check at a time');
+      const modes = [opts.vidur !== undefined && '--vidur', opts.steps !== undefined && '--steps', opts.replay !== undefined && '--replay'].filter((m) => m !== false);
+      if (modes.length > 1) throw new UserError(`${modes.join(' and ')}: give one check at a time`);
+      if ((opts.sim === undefined) !== (opts.replay === undefined)) throw new UserError(opts.sim === undefined ? '--replay needs --sim: the simulate run to compare it with' : '--sim goes with --replay: the replay to compare it with');
+      if (opts.replay !== undefined) {
+        const out = outDirFlag('--out', opts.out);
+        const result = checkSimAgainstLive(requestsCsv('--sim', opts.sim!), requestsCsv('--replay', opts.replay));
+        print(formatSimLiveCheck(result) + '\n');
+        const file = join(out, 'sim-live-check.json');
+        writeFileSync(file, JSON.stringify({ command: `llmfleet ${process.argv.slice(2).join(' ')}`, ...result }, null, 2) + '\n');
+        print(`wrote ${file}\n`);
+        return;
+      }
       // A bad file is a ConfigError naming it (and the line and field of a bad entry): exit 2, one line.
       const catalog = opts.catalog === undefined ? BUILTIN_CATALOG : loadCatalogFile(resolve(nonEmptyFlag('--catalog', opts.catalog, 'catalog file')));
       if (opts.steps !== undefined) {
