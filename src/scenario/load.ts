@@ -89,13 +89,20 @@ export function validateScenario(doc: ConfigDoc, raw: Record<string, unknown>, o
   const same = (a: PropertyKey | undefined, b: PropertyKey | undefined) => String(a) === String(b);
   const sourceFor = (p: readonly PropertyKey[]) => {
     let best: FlagOverride | undefined;
+    let bestCovers = false;
     const parent = p.slice(0, -1);
     for (const o of overridden) {
       const covers = o.path.length <= p.length && o.path.every((k, i) => same(k, p[i]));
       const sibling = parent.length > 0 && o.path.length > parent.length && parent.every((k, i) => same(k, o.path[i])) && !doc.has(parent);
       // The flag created the key at fault (`--set routing.options.migration.enabled=true` where the file has no `migration`).
       const created = o.path.length > p.length && p.every((k, i) => same(k, o.path[i])) && !doc.has(p);
-      if ((covers || sibling || created) && (!best || o.path.length >= best.path.length)) best = o;
+      if (!(covers || sibling || created)) continue;
+      // A flag that set the failing path (or a block holding it) beats a sibling that only created its parent block:
+      // `--set transforms.compress=0 --set transforms.limit=10` blames compress.
+      if (!best || (covers && !bestCovers) || (covers === bestCovers && o.path.length >= best.path.length)) {
+        best = o;
+        bestCovers = covers;
+      }
     }
     return best?.flag;
   };

@@ -105,3 +105,8 @@ test('a deployment that does not fit is refused at load, naming the flag that se
   // A fixed KV size skips the KV room check, not the weights check.
   refuses(['fleet.pools.0.model=llama2-70b', 'fleet.pools.0.hardware=l4', 'fleet.pools.0.engine={kvBlocks: 100000}'], /llama2-70b needs 138 GB of weights/);
 });
+
+test('a bad --set is blamed on the flag that set the field, not on a later sibling flag that created its block', () => {
+  refuses(['workload.transforms.compress=0', 'workload.transforms.limit=10'], /^--set workload\.transforms\.compress=0 workload\.transforms\.compress: expected ≥ 0\.001, got 0$/);
+  refuses(['workload.transforms.limit=10', 'workload.transforms.compress=0'], /^--set workload\.transforms\.compress=0 workload\.transforms\.compress: /);
+});
