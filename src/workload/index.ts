@@ -3,7 +3,7 @@ export { TRACE_FORMATS, type TraceFormat, type TraceRequest, type RequestSource 
 export { openTrace, detectFormat, readers, type TraceSource, type TraceOptions } from './trace.ts';
 export type { TraceStats, TraceReader } from './readers/reader.ts';
 export { LineReader, DEFAULT_CHUNK_BYTES, type LineReaderOptions } from './line-reader.ts';
-export { applyTransforms, timeWindow, compress, rateScale, limit, type TransformSpec } from './transforms.ts';
+export { applyTransforms, spreadTies, timeWindow, compress, rateScale, limit, type TransformSpec } from './transforms.ts';
 export { synthetic, type SyntheticOptions } from './generators/synthetic.ts';
 export { arrivalTimes, rateAt, maxRate, type ArrivalSpec } from './generators/arrivals.ts';
 export {

@@ -9,6 +9,7 @@ import type { TraceStats } from './readers/reader.ts';
 import { applyTransforms } from './transforms.ts';
 import { MAX_TRACE_TOKENS } from './fields.ts';
 import { SkipTally } from './skip-tally.ts';
+import { TieCheck } from './tie-check.ts';
 import { synthetic } from './generators/synthetic.ts';
 import { O365_DEFAULTS, O365_MODELS, O365_PRESETS, O365_REGIONS, o365 } from './generators/o365.ts';
 import { fitEmpirical, fitLognormal, type LengthModel } from './generators/lengths.ts';
@@ -158,8 +159,13 @@ const MAX_COMPRESS = 1e6;
 /** A million copies of each request: past any useful scaling of a trace (and of `MAX_RATE_PER_S` from one request a second). */
 const MAX_RATE_SCALE = 1_000_000;
 
+/** A day: far past any timestamp resolution a trace is logged at (spreadS = 60 spreads minute-granular ones). */
+const MAX_SPREAD_S = 86_400;
+
 const transformsSchema = z
   .object({
+    /** Spread requests sharing one arrival time evenly over [t, t + spreadS) trace seconds (transforms.ts `spreadTies`). */
+    spreadS: z.number().positive().max(MAX_SPREAD_S, 's (one day; a whole-second trace needs 1)').optional(),
     window: z
       .object({ startS: z.number().min(0).default(0), endS: z.number().positive().optional() })
       .strict()
@@ -233,6 +239,8 @@ function openRef(ref: { path: string; format?: (typeof TRACE_FORMATS)[number] | 
  */
 export interface Workload extends RequestSource {
   readonly traceStats?: TraceStats;
+  /** Notes on the latest pass for the run's summary (trace workloads: whole-second ties, `TieCheck`). */
+  notes?(): string[];
 }
 
 /**
@@ -244,9 +252,16 @@ export interface Workload extends RequestSource {
 export function openWorkload(spec: WorkloadSpec, rng: Rng, baseDir: string): Workload {
   let src: RequestSource;
   let tally: SkipTally | undefined;
+  let ties: TieCheck | undefined;
   if (spec.trace !== undefined) {
     const t = (tally = new SkipTally(spec.transforms));
     src = openRef(spec.trace, baseDir, 'workload.trace.path', { onSkip: (reason, arrivalS) => t.add(reason, arrivalS) });
+    if (spec.transforms?.spreadS === undefined) {
+      // Watches the raw arrivals (before a window or compress) for whole-second ties, to suggest spreadS.
+      const c = (ties = new TieCheck(`workload.trace (${spec.trace.path})`));
+      const raw = src;
+      src = { [Symbol.iterator]: () => c.pass(raw[Symbol.iterator]()) };
+    }
   } else if (spec.synthetic !== undefined) {
     const s = spec.synthetic;
     let lengths: LengthModel;
@@ -275,7 +290,15 @@ export function openWorkload(spec: WorkloadSpec, rng: Rng, baseDir: string): Wor
   if (tally === undefined) return src;
   const all = src;
   const t = tally;
-  return { [Symbol.iterator]: () => t.pass(all[Symbol.iterator]()), traceStats: t };
+  const c = ties;
+  return {
+    [Symbol.iterator]: () => t.pass(all[Symbol.iterator]()),
+    traceStats: t,
+    notes: () => {
+      const n = c?.note();
+      return n === undefined ? [] : [n];
+    },
+  };
 }
 
 function isEmpty(src: RequestSource): boolean {

@@ -12,7 +12,8 @@ import type { TransformSpec } from './transforms.ts';
  * So rows after the last request a run replays never count, however far a reader or transform read ahead
  * (the window reads one request past its end, rateScale and the simulator one request ahead), and read
  * chunks play no part. Times are compared on the workload's clock: a row's arrival is shifted and compressed
- * with the same arithmetic as the requests'.
+ * with the same arithmetic as the requests'. `transforms.spreadS` moves requests only within their tie group;
+ * a skipped row keeps its own time (the start of its group's span).
  */
 export class SkipTally implements TraceStats {
   /** Requests handed on in the latest pass. */

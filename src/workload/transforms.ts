@@ -7,11 +7,16 @@ import type { RequestSource, TraceRequest } from './types.ts';
  * input), yields NEW request objects (inputs are never mutated) and re-assigns ids 0.. in output order, so
  * any chain keeps the source contract: ids consecutive, arrivals non-decreasing.
  *
- * Deadlines move with their request: a window or a jitter shifts deadlineS by the same amount; compression
- * divides it by the same factor (the whole clock is rescaled).
+ * Deadlines move with their request: a window, a spread or a jitter shifts deadlineS by the same amount;
+ * compression divides it by the same factor (the whole clock is rescaled).
  */
 
 export interface TransformSpec {
+  /**
+   * Spread requests that share one arrival timestamp evenly over [t, t + spreadS) (trace seconds, > 0), clamped
+   * to the next distinct timestamp; see `spreadTies`. For traces logged in whole seconds (BurstGPT, some Azure 2024).
+   */
+  spreadS?: number;
   /** Keep arrivals in [startS, endS) and re-base them so startS becomes 0. */
   window?: { startS: number; endS?: number };
   /** Divide every time by this factor (> 0): 2 ⇒ the trace plays twice as fast. */
@@ -26,10 +31,15 @@ export interface TransformSpec {
   model?: string | Record<string, string>;
 }
 
-/** Applies the transforms in a fixed order: model → window → compress → rateScale → limit. */
+/**
+ * Applies the transforms in a fixed order: model → spreadS → window → compress → rateScale → limit. The spread
+ * comes first so that it works on the trace's own clock: `spreadS` is in trace seconds (like `window`), and a
+ * `compress` after it shrinks the spread with every other time.
+ */
 export function applyTransforms(src: RequestSource, spec: TransformSpec, rng: Rng): RequestSource {
   let out = src;
   if (spec.model !== undefined) out = relabelModels(out, spec.model);
+  if (spec.spreadS !== undefined) out = spreadTies(out, spec.spreadS);
   if (spec.window) out = timeWindow(out, spec.window.startS, spec.window.endS ?? Infinity);
   if (spec.compress !== undefined && spec.compress !== 1) out = compress(out, spec.compress);
   if (spec.rateScale !== undefined && spec.rateScale !== 1) out = rateScale(out, spec.rateScale, rng, spec.rateScaleJitterS);
@@ -58,6 +68,46 @@ export function relabelModels(src: RequestSource, to: string | Record<string, st
     for (const r of src) {
       const model = map === undefined ? (to as string) : r.model === undefined ? undefined : (map.get(r.model) ?? r.model);
       yield model === undefined ? { ...r } : { ...r, model };
+    }
+  });
+}
+
+/**
+ * Spreads ties: the k requests that share an arrival time t (a trace logged in whole seconds puts a second's
+ * requests at one instant) arrive at t + j·span/k, j = 0..k-1 in trace order, where span = min(spreadS, gap to
+ * the next distinct arrival time). Deterministic (no draws), order-preserving, and a lone request keeps its time.
+ * The clamp keeps the output sorted: with spreadS larger than the gap (1 s ties 0.4 s before the next ones), an
+ * unclamped group would overtake the next timestamp; clamped, its last request still lands before it
+ * (t + (k-1)/k·span < t + span ≤ next). The last group has no next timestamp and takes the full spreadS.
+ * Streaming: only the current group of equal times is held (with its first successor, which closes it), so a
+ * file whose requests all share one time (an offline batch at 0) is held whole.
+ */
+export function spreadTies(src: RequestSource, spreadS: number): RequestSource {
+  if (!(Number.isFinite(spreadS) && spreadS > 0)) throw new UserError(`spreadS: expected a number of seconds > 0, got ${spreadS}`);
+  return lazy(function* () {
+    let id = 0;
+    const group: TraceRequest[] = [];
+    const it = src[Symbol.iterator]();
+    try {
+      for (;;) {
+        const step = it.next();
+        const next = step.done ? undefined : step.value;
+        if (group.length > 0 && (next === undefined || next.arrivalS !== group[0]!.arrivalS)) {
+          const t = group[0]!.arrivalS;
+          const k = group.length;
+          const span = next === undefined ? spreadS : Math.min(spreadS, next.arrivalS - t);
+          for (let j = 0; j < k; j++) {
+            const r = group[j]!;
+            const off = (j * span) / k;
+            yield retime(r, id++, t + off, r.deadlineS === undefined ? undefined : r.deadlineS + off);
+          }
+          group.length = 0;
+        }
+        if (next === undefined) return;
+        group.push(next);
+      }
+    } finally {
+      it.return?.();
     }
   });
 }
