@@ -283,6 +283,12 @@ export const scenarioSchema = z
         downCooldownS: seconds.default(300),
         maxStep: posInt.default(1_000_000),
         /**
+         * Scale-in stabilization window, s (Kubernetes HPA semantics): a scale-in goes down only to the highest
+         * count the policy recommended for the pool within the last this many seconds; scale-ups are not held.
+         * 0 (default): off.
+         */
+        downStabilizationS: seconds.default(0),
+        /**
          * Which instances (ready or provisioning) a scale-in drains: the `newest` (latest added, so provisioning ones
          * first unless a spot reclaim made a later one ready sooner), or the `least-loaded` (fewest outstanding
          * requests, so they stop sooner; provisioning and idle ones have none; ties: newest).
@@ -290,7 +296,7 @@ export const scenarioSchema = z
         drainOrder: z.enum(['newest', 'least-loaded']).default('newest'),
       })
       .strict()
-      .default({ policy: 'none', intervalS: 60, options: {}, perPolicy: {}, aliases: {}, actions: [], upCooldownS: 0, downCooldownS: 300, maxStep: 1_000_000, drainOrder: 'newest' }),
+      .default({ policy: 'none', intervalS: 60, options: {}, perPolicy: {}, aliases: {}, actions: [], upCooldownS: 0, downCooldownS: 300, maxStep: 1_000_000, downStabilizationS: 0, drainOrder: 'newest' }),
     /** Output-length prediction policies see (`predictedOutputTokens`); the engine always uses the true length. */
     prediction: z
       .object({

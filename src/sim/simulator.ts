@@ -240,7 +240,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     if (probed.note) notes.push(probed.note);
   }
   const scaler = scaling.policy === 'none' || scaling.policy === 'scheduled' ? null : createScaler(scaling.policy, scalerOptions, { rng: rng.fork('scaler') });
-  const governor = new Governor({ upCooldownS: scaling.upCooldownS, downCooldownS: scaling.downCooldownS, maxStep: scaling.maxStep });
+  const governor = new Governor({ upCooldownS: scaling.upCooldownS, downCooldownS: scaling.downCooldownS, maxStep: scaling.maxStep, downStabilizationS: scaling.downStabilizationS });
   // Output-length prediction: what policies see at arrival; it learns from each completion.
   const predictor = lengthPredictors[sc.prediction.length](hash32(`${sc.seed}/prediction`), sc.prediction.noisy);
   const arrivalsByKey = new Map<string, { model: string; region: string; tier: string; requests: number; inputTokens: number; predictedOutputTokens: number; outputTokens: number }>();
@@ -626,7 +626,11 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         case 'scale': {
           fleet.now = now;
           scaleTick(now);
-          const status = poolStatus(fleet, pools, sc, now);
+          // Requests at the gateway (deferred, held) per model: no instance's `waiting` has them (PoolStatus.queued).
+          const queued = new Map<string, number>();
+          for (const r of deferred) queued.set(r.model, (queued.get(r.model) ?? 0) + 1);
+          for (const [m, h] of held) for (const f of h.fifos) queued.set(m, (queued.get(m) ?? 0) + f.items.length - f.head);
+          const status = poolStatus(fleet, pools, sc, now, queued);
           const arrivals = [...arrivalsByKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
           const wanted = scaler!.decide({ now, intervalS: scaling.intervalS, pools: status, arrivals, view: fleet });
           for (const a of governor.apply(wanted, status, now)) {
@@ -677,6 +681,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     }
     // Taken before reading past endS below: skipped rows after the last request replayed are not counted.
     const skippedInTrace = { ...workload.traceStats?.skipped };
+    notes.push(...(workload.notes?.() ?? []));
     if (scaler?.notes) notes.push(...scaler.notes());
     for (const a of actions.slice(nextAction)) notes.push(`scaling.actions[${a.i}] (${a.action} ${a.count} on ${a.pool} at ${a.atS} s): not done, the run ended at ${+endS.toFixed(1)} s`);
     const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions, skippedInTrace, notes };
@@ -742,7 +747,7 @@ export function networkDelay(net: Scenario['network']): (from: string, to: strin
 }
 
 /** The per-pool snapshot a scaling policy reads at a tick. */
-function poolStatus(fleet: Fleet, pools: readonly PoolRuntime[], sc: Scenario, now: number): PoolStatus[] {
+function poolStatus(fleet: Fleet, pools: readonly PoolRuntime[], sc: Scenario, now: number, queued: ReadonlyMap<string, number>): PoolStatus[] {
   return pools.map((p, i) => {
     const spec = sc.fleet.pools[i]!;
     let provisioning = 0;
@@ -766,7 +771,7 @@ function poolStatus(fleet: Fleet, pools: readonly PoolRuntime[], sc: Scenario, n
     return {
       name: p.name, model: p.model, hardware: p.hardware, region: p.region, tp: p.tp, pp: p.pp,
       provisioning, ready, draining, minCount: spec.minCount, maxCount: spec.maxCount,
-      kvUtilization: ready ? kv / ready : 0, outstandingRequests: outstanding, waiting,
+      kvUtilization: ready ? kv / ready : 0, outstandingRequests: outstanding, waiting, queued: queued.get(p.model) ?? 0,
     };
   });
 }

@@ -143,9 +143,9 @@ export const gatewayConfigSchema = z
         options: z.record(z.string(), z.unknown()).default({}),
         intervalS: waitSeconds.default(15),
         limits: z
-          .object({ upCooldownS: z.number().min(0).default(60), downCooldownS: z.number().min(0).default(300), maxStep: count.default(1) })
+          .object({ upCooldownS: z.number().min(0).default(60), downCooldownS: z.number().min(0).default(300), maxStep: count.default(1), downStabilizationS: z.number().min(0).default(0) })
           .strict()
-          .default({ upCooldownS: 60, downCooldownS: 300, maxStep: 1 }),
+          .default({ upCooldownS: 60, downCooldownS: 300, maxStep: 1, downStabilizationS: 0 }),
         pools: z
           .array(
             z

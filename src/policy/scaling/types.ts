@@ -24,6 +24,12 @@ export interface PoolStatus {
   readonly kvUtilization: number;
   readonly outstandingRequests: number;
   readonly waiting: number;
+  /**
+   * Requests of the pool's model waiting at the gateway for an instance (deferred or held by the router), counted
+   * apart from `waiting` (the simulator: on no instance yet). The live autoscaler counts its gateway queue in
+   * `waiting` and leaves this out.
+   */
+  readonly queued?: number;
 }
 
 /**
