@@ -3,19 +3,22 @@ import { join } from 'node:path';
 import type { RequestLog } from './collector.ts';
 import type { Summary } from './summary.ts';
 import type { TimelineRow } from '../sim/timeline.ts';
+import type { SimResult } from '../sim/simulator.ts';
+import { scalingCsv } from './scaling-log.ts';
 import { csvCell } from '../util/csv.ts';
 
 const f6 = (x: number) => x.toFixed(6);
 
 /**
- * Writes summary.json, requests.csv (one row per request, by id) and timeline.csv into `dir`. `instancePools` names
- * each instance's pool, by instance id.
+ * Writes summary.json, requests.csv (one row per request, by id), timeline.csv and, with a scaling policy,
+ * scaling.csv into `dir`.
  */
-export async function writeRunOutputs(dir: string, summary: Summary, log: RequestLog, timeline: readonly TimelineRow[], instancePools: readonly string[]): Promise<void> {
+export async function writeRunOutputs(dir: string, summary: Summary, res: Pick<SimResult, 'log' | 'timeline' | 'fleet' | 'scaling'>): Promise<void> {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
-  await writeRequestsCsv(join(dir, 'requests.csv'), log, instancePools);
-  writeFileSync(join(dir, 'timeline.csv'), timelineCsv(timeline));
+  await writeRequestsCsv(join(dir, 'requests.csv'), res.log, res.fleet.instances.map((i) => i.pool));
+  writeFileSync(join(dir, 'timeline.csv'), timelineCsv(res.timeline.rows));
+  if (res.scaling) writeFileSync(join(dir, 'scaling.csv'), scalingCsv(res.scaling));
 }
 
 export function timelineCsv(rows: readonly TimelineRow[]): string {

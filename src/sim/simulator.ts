@@ -27,6 +27,7 @@ import { Migrations, type MigrationSummary } from './migration.ts';
 import { Timeline } from './timeline.ts';
 import { SpotPool, type SpotSource, type SpotSummary } from '../policy/sageserve/spot.ts';
 import { own } from '../util/own.ts';
+import { tickDecisions, type ScalingDecision } from '../metrics/scaling-log.ts';
 
 export interface SimOptions {
   mode: 'fast' | 'step';
@@ -59,6 +60,8 @@ export interface SimResult {
   spot?: SpotSummary;
   /** Live migrations (only with a router that migrates, e.g. Llumnix with `migration.enabled`). */
   migrations?: MigrationSummary;
+  /** Every scaling request and what the governor let through, in time order (only with a scaling policy). */
+  scaling?: ScalingDecision[];
 }
 
 /** Builds the runtime of every pool: catalog entries, perf model, KV capacity, engine settings. */
@@ -241,6 +244,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
   }
   const scaler = scaling.policy === 'none' || scaling.policy === 'scheduled' ? null : createScaler(scaling.policy, scalerOptions, { rng: rng.fork('scaler') });
   const governor = new Governor({ upCooldownS: scaling.upCooldownS, downCooldownS: scaling.downCooldownS, maxStep: scaling.maxStep, downStabilizationS: scaling.downStabilizationS });
+  const scalingLog: ScalingDecision[] = [];
   // Output-length prediction: what policies see at arrival; it learns from each completion.
   const predictor = lengthPredictors[sc.prediction.length](hash32(`${sc.seed}/prediction`), sc.prediction.noisy);
   const arrivalsByKey = new Map<string, { model: string; region: string; tier: string; requests: number; inputTokens: number; predictedOutputTokens: number; outputTokens: number }>();
@@ -617,6 +621,9 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
               const bound = a.action === 'add' ? `maxCount ${spec.maxCount} bounds it${draining > 0 ? ` (${draining} still draining)` : ''}` : `minCount ${spec.minCount} bounds it`;
               notes.push(`scaling.actions[${i}] (${a.action} ${a.count} on ${a.pool} at ${a.atS} s): ${count} done, the pool's ${bound}`);
             }
+            const ready = fleet.instances.filter((x) => x.pool === pool.name && x.state === 'ready').length;
+            const sign = a.action === 'add' ? 1 : -1;
+            scalingLog.push({ tS: now, pool: pool.name, ready, provisioning: current - ready, asked: sign * a.count, applied: sign * count, reason: 'scheduled' });
             if (a.action === 'add') for (let k = 0; k < count; k++) startInstance(pool, now);
             else drainSome(fleet, pool.name, count, now, scaling.drainOrder);
           }
@@ -633,7 +640,9 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
           const status = poolStatus(fleet, pools, sc, now, queued);
           const arrivals = [...arrivalsByKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
           const wanted = scaler!.decide({ now, intervalS: scaling.intervalS, pools: status, arrivals, view: fleet });
-          for (const a of governor.apply(wanted, status, now)) {
+          const governed = governor.apply(wanted, status, now);
+          scalingLog.push(...tickDecisions(now, status, wanted, governed));
+          for (const a of governed) {
             if (a.kind === 'hold') continue;
             const pool = poolByName.get(a.pool);
             invariant(pool !== undefined, `scaler ${scaler!.name} named an unknown pool ${a.pool}`);
@@ -685,6 +694,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     if (scaler?.notes) notes.push(...scaler.notes());
     for (const a of actions.slice(nextAction)) notes.push(`scaling.actions[${a.i}] (${a.action} ${a.count} on ${a.pool} at ${a.atS} s): not done, the run ended at ${+endS.toFixed(1)} s`);
     const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions, skippedInTrace, notes };
+    if (scaling.policy !== 'none') res.scaling = scalingLog;
     if (sc.endS !== undefined) {
       // Requests that would arrive after endS: the one taken from the stream but not arrived (`pending`), and what
       // the stream still holds, read up to a bound (a week-long trace is not read to its end to count it).

@@ -31,7 +31,7 @@ test('with two pools, summary.pools splits the requests by the pool that served 
   assert.equal(s.models, undefined, 'one model: no per-model block');
 
   const dir = mkdtempSync(join(tmpdir(), 'llmfleet-test-'));
-  await writeRunOutputs(dir, s, res.log, res.timeline.rows, res.fleet.instances.map((i) => i.pool));
+  await writeRunOutputs(dir, s, res);
   const [head, ...rows] = readFileSync(join(dir, 'requests.csv'), 'utf8').trimEnd().split('\n');
   const cols = head!.split(',');
   assert.equal(cols.at(-1), 'pool');
@@ -53,7 +53,7 @@ test('with requests for two models, summary.models has a block each; a request d
   assert.equal(s.pools!.fast!.requests.total + s.pools!.slow!.requests.total, 2);
 
   const dir = mkdtempSync(join(tmpdir(), 'llmfleet-test-'));
-  await writeRunOutputs(dir, s, res.log, res.timeline.rows, res.fleet.instances.map((i) => i.pool));
+  await writeRunOutputs(dir, s, res);
   const dropped = readFileSync(join(dir, 'requests.csv'), 'utf8').split('\n')[2]!;
   assert.match(dropped, /^1,0\.500000,GPT-4,,-1,10,2,dropped,unknown-model,,,,,,$/);
 });

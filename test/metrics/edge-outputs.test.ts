@@ -17,7 +17,7 @@ import { run, scenarioFor, writeTrace, type Req } from '../helpers/sim.ts';
 /** requests.csv of a run as rows of cells by column name. */
 async function requestsCsv(res: SimResult, s: Summary): Promise<Record<string, string>[]> {
   const dir = mkdtempSync(join(tmpdir(), 'llmfleet-edge-'));
-  await writeRunOutputs(dir, s, res.log, res.timeline.rows, res.fleet.instances.map((i) => i.pool));
+  await writeRunOutputs(dir, s, res);
   const [head, ...rows] = readFileSync(join(dir, 'requests.csv'), 'utf8').trimEnd().split('\n');
   const names = head!.split(',');
   return rows.map((r) => Object.fromEntries(r.split(',').map((v, j) => [names[j]!, v])));

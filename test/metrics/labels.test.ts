@@ -36,7 +36,7 @@ function fields(line: string): string[] {
 test('requests.csv quotes label cells: a tier with a comma or a quote keeps every row at 15 columns', async () => {
   const res = run(scenarioFor(labelledTrace(['0,100,10,"a,b"', '1,100,10,"x""y"', '2,100,10,plain'])), 'fast');
   const out = mkdtempSync(join(tmpdir(), 'llmfleet-labels-out-'));
-  await writeRunOutputs(out, summarize(res, 0), res.log, res.timeline.rows, res.fleet.instances.map((i) => i.pool));
+  await writeRunOutputs(out, summarize(res, 0), res);
   const lines = readFileSync(join(out, 'requests.csv'), 'utf8').trim().split('\n');
   assert.deepEqual(lines.map((l) => fields(l).length), [15, 15, 15, 15]);
   assert.deepEqual(lines.slice(1).map((l) => fields(l)[3]), ['a,b', 'x"y', 'plain']);

@@ -35,11 +35,11 @@ export function registerSimulate(program: Command): void {
       // The --trace note once the run is through: a bad trace row or flag is then the run's one line on stderr.
       keptTransformsNote(o, scenario.workload);
       const summary = summarize(res, wall);
-      await writeRunOutputs(out, summary, res.log, res.timeline.rows, res.fleet.instances.map((i) => i.pool));
+      await writeRunOutputs(out, summary, res);
       if (o.report) await writeRunReport(out, { scenario, summary, log: res.log, timeline: res.timeline, command: formatCommand(process.argv.slice(2)) });
       if (!o.quiet) {
         printSummary(summary);
-        process.stdout.write(`\nwrote ${out}/summary.json, requests.csv, timeline.csv${o.report ? ', report.html' : ''}\n`);
+        process.stdout.write(`\nwrote ${out}/summary.json, requests.csv, timeline.csv${res.scaling ? ', scaling.csv' : ''}${o.report ? ', report.html' : ''}\n`);
       }
     });
 }

@@ -1,0 +1,55 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { summarize } from '../../src/metrics/summary.ts';
+import { writeRunOutputs } from '../../src/metrics/write.ts';
+import { run, scenarioFor, writeTrace, type Req } from '../helpers/sim.ts';
+
+// Busy for 600 s, quiet until 3000 s, busy again: the reactive scaler goes down to zero and back up.
+const reqs: Req[] = [];
+for (let t = 0; t < 600; t += 0.5) reqs.push({ t, in: 2000, out: 300 });
+for (let t = 3000; t < 3300; t += 5) reqs.push({ t, in: 200, out: 20 });
+const trace = writeTrace(reqs);
+
+test('scaling.csv: every request of the policy and what the governor let through; its applied column accounts for every instance started and drained', async () => {
+  const sc = scenarioFor(trace, {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 1, minCount: 0, maxCount: 3 }], provisioning: { vmAcquireS: 20, modelLoadS: 10 } },
+    scaling: { policy: 'reactive', intervalS: 30, downCooldownS: 60, options: { idleToZeroS: 300, scaleUpAbove: 0.05, scaleDownBelow: 0.02 } },
+  });
+  const res = run(sc, 'fast');
+  const rows = res.scaling!;
+  assert.ok(rows.length > 0);
+  const started = res.fleet.instances.length - 1;
+  const stopped = res.fleet.instances.filter((i) => i.stoppedS >= 0).length;
+  assert.equal(rows.reduce((n, r) => n + Math.max(0, r.applied), 0), started, 'applied adds = instances started');
+  assert.ok(started >= 2, `the pool scaled up (${started} started)`);
+  // Every stopped instance was drained by an applied removal (one still draining at the end has not stopped yet).
+  const removed = rows.reduce((n, r) => n + Math.max(0, -r.applied), 0);
+  assert.ok(removed >= stopped && removed <= started + 1, `removed ${removed}, stopped ${stopped}`);
+  assert.ok(rows.some((r) => r.reason === 'idle-to-zero' && r.applied < 0), 'the scale to zero is logged');
+  assert.ok(rows.some((r) => r.asked > 0 && r.applied === 0), 'a vetoed request (maxCount or a provisioning instance) is logged');
+  for (const r of rows) assert.ok(r.asked !== 0 || r.applied !== 0);
+
+  const dir = mkdtempSync(join(tmpdir(), 'llmfleet-test-'));
+  await writeRunOutputs(dir, summarize(res, 0), res);
+  const lines = readFileSync(join(dir, 'scaling.csv'), 'utf8').trimEnd().split('\n');
+  assert.equal(lines[0], 't_s,pool,ready,provisioning,asked,applied,reason');
+  assert.equal(lines.length, rows.length + 1);
+});
+
+test('scheduled actions are logged as asked and as done (clamped by the pool bounds); a run without scaling writes no scaling.csv', async () => {
+  const sc = scenarioFor(writeTrace([{ t: 0, in: 10, out: 2 }, { t: 100, in: 10, out: 2 }]), {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 1, maxCount: 2 }] },
+    scaling: { policy: 'scheduled', actions: [{ atS: 10, action: 'add', pool: 'p', count: 3 }] },
+  });
+  const res = run(sc, 'fast');
+  assert.deepEqual(res.scaling, [{ tS: 10, pool: 'p', ready: 1, provisioning: 0, asked: 3, applied: 1, reason: 'scheduled' }]);
+
+  const plain = run(scenarioFor(writeTrace([{ t: 0, in: 10, out: 2 }])), 'fast');
+  assert.equal(plain.scaling, undefined);
+  const dir = mkdtempSync(join(tmpdir(), 'llmfleet-test-'));
+  await writeRunOutputs(dir, summarize(plain, 0), plain);
+  assert.equal(existsSync(join(dir, 'scaling.csv')), false);
+});
