@@ -103,10 +103,15 @@ export function seededStats(t: SeededTable, row: number): { mean: Record<string,
 
 /** Variants on the cost / SLO-attainment Pareto frontier of the means (as printed: cents, 0.01 %), cheapest first. */
 export function seededFrontier(entries: readonly SeededEntry[]): string[] {
-  const points = entries.map((e) =>
+  const points = seededPoints(entries);
+  return paretoFrontier(points).map((i) => entries[i]!.name);
+}
+
+/** Each variant's mean cost and mean headline attainment over the seeds, as printed. */
+export function seededPoints(entries: readonly SeededEntry[]): { costUsd: number; attainment: number }[] {
+  return entries.map((e) =>
     asPrinted({ costUsd: meanCi95(e.summaries.map((s) => s.fleet.costUsd)).mean, attainment: meanCi95(e.summaries.map(headlineAttainment)).mean }),
   );
-  return paretoFrontier(points).map((i) => entries[i]!.name);
 }
 
 /** The columns of the paired block: cost, headline SLO attainment and the TTFT and E2E tails. */

@@ -1,6 +1,6 @@
 import { headlineAttainment, type Summary } from '../metrics/summary.ts';
 import { paretoFrontier } from './pareto.ts';
-import { asPrinted, formatAttainment as pct, formatLatency as ms } from './format.ts';
+import { asPrinted, formatAmount, formatAttainment as pct, formatLatency as ms } from './format.ts';
 
 /**
  * One column of the comparison table; `value` is NaN where it does not apply (no request for SLO attainment, no
@@ -118,6 +118,26 @@ export function frontierNames(entries: readonly { name: string; summary: Summary
 /** The frontier's names for a sentence; none when no variant attains anything (a 0 % point is not on it). */
 export function describeFrontier(names: readonly string[]): string {
   return names.length > 0 ? names.join(', ') : 'none (no variant attains the SLO for any request)';
+}
+
+/**
+ * The answer to "which is the cheapest variant that meets the SLO target?" as a sentence: among the points (cost
+ * and attainment as printed) attaining ≥ `target`, the cheapest (on equal cost the higher attainment, then the
+ * first); when none does, the one that comes closest.
+ */
+export function describeTarget(names: readonly string[], points: readonly { costUsd: number; attainment: number }[], target: number): string {
+  const goal = `SLO attainment ≥ ${pct(target)}`;
+  let best = -1;
+  for (let i = 0; i < points.length; i++) {
+    const p = points[i]!;
+    if (p.attainment < target) continue;
+    const b = points[best];
+    if (!b || p.costUsd < b.costUsd || (p.costUsd === b.costUsd && p.attainment > b.attainment)) best = i;
+  }
+  if (best >= 0) return `cheapest with ${goal}: ${names[best]} ($${formatAmount(points[best]!.costUsd)}, ${pct(points[best]!.attainment)})`;
+  let top = 0;
+  for (let i = 1; i < points.length; i++) if (points[i]!.attainment > points[top]!.attainment) top = i;
+  return `no variant reaches ${goal} (closest: ${names[top]}, ${pct(points[top]!.attainment)})`;
 }
 
 /** A run on the cost / SLO plane, as printed. */

@@ -60,16 +60,19 @@ export function parseVariantFlag(flag: string): VariantSpec {
   return { name, overrides };
 }
 
-/** Splits at the first comma after which the override so far reads as `--set` would read it; else errs. */
-function splitOverrides(rest: string, where: string): string[] {
+/**
+ * Splits at the first comma after which the piece so far reads as `--set` would read it (`reads`: an override's
+ * value, or a bare value); else errs.
+ */
+function splitOverrides(rest: string, where: string, reads: (piece: string) => boolean = readsAsOverride, what = 'PATH=VALUE with VALUE'): string[] {
   const out: string[] = [];
   let start = 0;
   for (;;) {
     let cut = rest.indexOf(',', start);
-    while (cut >= 0 && !readsAsOverride(rest.slice(start, cut))) cut = rest.indexOf(',', cut + 1);
+    while (cut >= 0 && !reads(rest.slice(start, cut))) cut = rest.indexOf(',', cut + 1);
     const piece = rest.slice(start, cut < 0 ? undefined : cut).trim();
-    if (cut < 0 && !readsAsOverride(piece)) {
-      throw new UserError(`${where}: ${piece}: expected PATH=VALUE with VALUE a YAML scalar or flow collection (an unbalanced quote, bracket or brace?); put a value with commas in quotes, [ ] or { }`);
+    if (cut < 0 && !reads(piece)) {
+      throw new UserError(`${where}: ${piece}: expected ${what} a YAML scalar or flow collection (an unbalanced quote, bracket or brace?); put a value with commas in quotes, [ ] or { }`);
     }
     out.push(piece);
     if (cut < 0) return out;
@@ -80,13 +83,65 @@ function splitOverrides(rest: string, where: string): string[] {
 /** Whether `PATH=VALUE`'s value parses as `--set` parses it (applyOverrides); text without '=' is left to the caller. */
 function readsAsOverride(text: string): boolean {
   const eq = text.indexOf('=');
-  if (eq <= 0) return true;
+  return eq <= 0 || readsAsValue(text.slice(eq + 1));
+}
+
+function readsAsValue(text: string): boolean {
   try {
-    overrideValue(text.slice(eq + 1));
+    overrideValue(text);
     return true;
   } catch {
     return false;
   }
+}
+
+/** One `--sweep PATH=V1,V2,…`: an override per value, and a variant-name label per value (`count-4`). */
+export interface Sweep {
+  overrides: string[];
+  labels: string[];
+}
+
+/**
+ * Parses `--sweep PATH=V1,V2,…` (values split as `--variant` splits its overrides: a value with commas goes in
+ * quotes, [ ] or { }). Each value becomes the override `PATH=V` and the label `LEAF-V`, LEAF being the path's last
+ * key that is not an index (`fleet.pools.0.count=2,4` ⇒ `count-2`, `count-4`), V with characters a variant name
+ * cannot hold replaced by '_' (a quoted scalar without its quotes).
+ */
+export function parseSweepFlag(flag: string): Sweep {
+  const eq = flag.indexOf('=');
+  const path = eq > 0 ? flag.slice(0, eq).trim() : '';
+  const keys = path.split('.');
+  if (path === '' || keys.some((k) => k.trim() === '') || flag.slice(eq + 1).trim() === '') {
+    throw new UserError(`--sweep ${flag}: expected PATH=VALUE,VALUE[,…], e.g. fleet.pools.0.count=2,4,8`);
+  }
+  const values = splitOverrides(flag.slice(eq + 1), `--sweep ${flag}`, readsAsValue, 'VALUE,VALUE[,…] with each VALUE');
+  if (new Set(values).size !== values.length) throw new UserError(`--sweep ${flag}: a value is given twice`);
+  const leaf = [...keys].reverse().find((k) => !/^\d+$/.test(k)) ?? keys[keys.length - 1]!;
+  return {
+    overrides: values.map((v) => `${path}=${v}`),
+    labels: values.map((v) => `${leaf}-${labelOf(v)}`.replace(/[^A-Za-z0-9_.+-]/g, '_')),
+  };
+}
+
+/** A value as a name: a scalar as it reads (`"jsq"` ⇒ jsq), a collection as written. */
+function labelOf(text: string): string {
+  const v = overrideValue(text);
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : text.trim();
+}
+
+/** Every variant once per combination of the sweeps' values (the sweeps' overrides after the variant's own). */
+function expandSweeps(specs: readonly VariantSpec[], sweeps: readonly Sweep[]): VariantSpec[] {
+  let out: VariantSpec[] = specs.length > 0 ? [...specs] : [{ name: '', overrides: [] }];
+  for (const sw of sweeps) {
+    out = out.flatMap((spec) =>
+      sw.overrides.map((o, i) => ({
+        name: spec.name === '' ? sw.labels[i]! : `${spec.name}.${sw.labels[i]!}`,
+        overrides: [...spec.overrides, o],
+        ...(spec.inFile ? { inFile: { index: spec.inFile.index, lines: [...spec.inFile.lines, undefined] } } : {}),
+      })),
+    );
+  }
+  return out;
 }
 
 /** The scenario file's optional `variants:` list (read here: the scenario schema itself stays strict). */
@@ -107,14 +162,12 @@ const variantsSchema = z.object({
 export interface ComparisonInput extends ScenarioInput {
   /** `--variant` flags; when given they replace the scenario's `variants:` list. */
   variants?: readonly string[];
+  /** `--sweep` flags: every variant (or the base scenario) once per combination of their values. */
+  sweeps?: readonly string[];
   /** Validate and return only this variant of the file's list (`simulate --variant NAME`). */
   only?: string;
 }
 
-/**
- * Reads the scenario, takes its `variants:` list out, applies `--trace`/`--seed`/`--set` to the rest and
- * validates the base and every variant. Errors name the file and line, or the flag, and the variant.
- */
 /** One variant of a scenario's `variants:` list, exactly as `compare` runs it (`simulate --variant NAME`). */
 export function loadVariant(input: ScenarioInput, name: string): { scenario: Scenario; baseDir: string } {
   if (input.file === undefined) throw new UserError(`--variant ${name}: give --scenario FILE, a scenario with a variants: list`);
@@ -122,6 +175,11 @@ export function loadVariant(input: ScenarioInput, name: string): { scenario: Sce
   return { scenario: setup.variants[0]!.scenario, baseDir: setup.baseDir };
 }
 
+/**
+ * Reads the scenario, takes its `variants:` list out, applies `--trace`/`--seed`/`--set` to the rest and
+ * validates the base and every variant (expanded by the sweeps). Errors name the file and line, or the flag, and
+ * the variant.
+ */
 export function loadComparison(input: ComparisonInput): ComparisonSetup {
   const { doc, source } = readScenarioDoc(input.file, DEFAULT_COMPARE_SCENARIO);
   const { variants: rawVariants, ...rest } = doc.raw as Record<string, unknown>;
@@ -151,8 +209,9 @@ export function loadComparison(input: ComparisonInput): ComparisonSetup {
     specs = specs.filter((s) => s.name === only);
     if (specs.length === 0) throw new UserError(`--variant ${only}: ${source} has no such variant; its variants: ${fromFile.map((v) => v.name).join(', ')}`);
   }
+  if (input.sweeps && input.sweeps.length > 0) specs = expandSweeps(specs, input.sweeps.map(parseSweepFlag));
   if (specs.length === 0) {
-    throw new UserError(`${source}: nothing to compare: give --variant NAME:PATH=VALUE (repeatable) or a variants: list in the scenario`);
+    throw new UserError(`${source}: nothing to compare: give --variant NAME:PATH=VALUE (repeatable), --sweep PATH=VALUE,VALUE or a variants: list in the scenario`);
   }
   const seen = new Set<string>();
   specs.forEach((s, i) => {
@@ -173,7 +232,8 @@ export function loadComparison(input: ComparisonInput): ComparisonSetup {
     try {
       // A variant of the file is named by its line there, one from --variant by its name and override.
       const label = (i: number) =>
-        spec.inFile ? `${source}:${spec.inFile.lines[i] ?? 1} variants[${spec.inFile.index}] '${spec.name}' (${spec.overrides[i]})` : `variant '${spec.name}' (${spec.overrides[i]})`;
+        // A sweep's override on a file variant has no line of its own: it is named like a flag's.
+        spec.inFile && spec.inFile.lines[i] !== undefined ? `${source}:${spec.inFile.lines[i]} variants[${spec.inFile.index}] '${spec.name}' (${spec.overrides[i]})` : `variant '${spec.name}' (${spec.overrides[i]})`;
       applyOverrides(raw, spec.overrides).forEach((path, i) => own.push({ path, flag: label(i) }));
       const { inFile: _inFile, ...plain } = spec;
       return { ...plain, scenario: validateScenario(doc, raw, own) };

@@ -13,8 +13,8 @@ import {
 } from '../../report/compare.ts';
 import { describeRuns, describeRunsParts } from '../../report/format.ts';
 import { formatCommand } from '../../report/run-report.ts';
-import { baselineIndex, formatPairedBlock, IDENTICAL_SEEDS_NOTE, pairedBlock, parseSeedsFlag, requestsRange, seededFrontier, seededTable, seedsIdentical } from '../../report/seeds.ts';
-import { describeFrontier, formatComparisonTable, frontierNames } from '../../report/table.ts';
+import { baselineIndex, formatPairedBlock, IDENTICAL_SEEDS_NOTE, pairedBlock, parseSeedsFlag, requestsRange, seededFrontier, seededPoints, seededTable, seedsIdentical } from '../../report/seeds.ts';
+import { costSloPoint, describeFrontier, describeTarget, formatComparisonTable, frontierNames } from '../../report/table.ts';
 import { loadComparison, type ComparisonSetup } from '../../report/variants.ts';
 import { UserError } from '../../util/errors.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
@@ -24,6 +24,8 @@ interface CompareFlags {
   scenario?: string;
   set: string[];
   variant: string[];
+  sweep: string[];
+  target?: string;
   trace?: string;
   traceFormat?: string;
   engine: 'fast' | 'step';
@@ -41,6 +43,8 @@ export function registerCompare(program: Command): void {
     .description('Run variants of a scenario on the same workload and seed in parallel; print a comparison table and write report.html')
     .option('--scenario <file>', 'scenario YAML, may hold a variants: list (default: the bundled scenarios/compare-routers.yaml)')
     .option('--variant <name:path=value,...>', 'a variant: a name and scenario overrides, e.g. jsq:routing.policy=jsq (repeatable; replaces the scenario\'s variants); a bare NAME picks the scenario\'s variant of that name (else the base scenario under that name)', collect, [])
+    .option('--sweep <path=v1,v2,...>', 'run every variant (or the base scenario) once per value, e.g. fleet.pools.0.count=2,4,8 (repeatable: every combination); variants are named like count-4', collect, [])
+    .option('--target <attainment>', "name the cheapest variant whose SLO attainment is at least this (0.99 or 99%)")
     .option('--set <path=value>', 'override a field of the base scenario for every variant (repeatable)', collect, [])
     .option('--trace <file>', "replace the scenario's workload source with this trace (its transforms still apply)")
     .addOption(new Option('--trace-format <format>', 'format of --trace (default: detected from the header)').choices([...TRACE_FORMATS]))
@@ -54,7 +58,8 @@ export function registerCompare(program: Command): void {
     .action(async (o: CompareFlags) => {
       nonEmptyFlag('--baseline', o.baseline, 'variant name');
       const out = outDirFlag('--out', o.out);
-      const setup = loadComparison({ ...scenarioFlags(o), variants: o.variant });
+      const target = o.target === undefined ? undefined : parseTargetFlag(o.target);
+      const setup = loadComparison({ ...scenarioFlags(o), variants: o.variant, sweeps: o.sweep });
       if (!o.quiet) for (const n of setup.notes) process.stderr.write(`note: ${n}\n`);
       if (o.seed !== undefined && o.seeds?.includes(',')) throw new UserError(`--seed ${o.seed}: --seeds ${o.seeds} lists every seed; give one of the two (or --seeds N, N seeds from --seed)`);
       const seeds = o.seeds === undefined ? undefined : parseSeedsFlag(o.seeds, setup.base.seed);
@@ -66,7 +71,7 @@ export function registerCompare(program: Command): void {
       const jobs = setup.variants.length * (seeds?.length ?? 1);
       const workers = o.workers === undefined ? defaultWorkers(jobs) : parseIntFlag('--workers', o.workers, 0);
       if (workers < 0) throw new UserError(`--workers: expected an integer ≥ 0, got '${o.workers}'`);
-      if (seeds) return compareSeeds(o, out, setup, seeds, baseline, workers);
+      if (seeds) return compareSeeds(o, out, setup, seeds, baseline, workers, target);
       const progress = compareProgress(setup.variants.map((v) => v.name), o.quiet ?? false);
       const t0 = performance.now();
       let results;
@@ -85,6 +90,7 @@ export function registerCompare(program: Command): void {
         process.stdout.write(formatComparisonTable(resultsTable(results)));
         const front = frontierNames(results.map((r) => ({ name: r.name, summary: r.digest.summary })));
         process.stdout.write(`Pareto frontier on cost and SLO attainment: ${describeFrontier(front)}\n`);
+        if (target !== undefined) process.stdout.write(`${describeTarget(results.map((r) => r.name), results.map((r) => costSloPoint(r.digest.summary)), target)}\n`);
         process.stdout.write(`\nwrote ${display(paths.json)}\nreport: ${display(paths.html)}\n`);
         const threads = Math.min(workers, results.length);
         const where = workers === 0 ? 'this thread' : `${threads} worker thread${threads === 1 ? '' : 's'}`;
@@ -94,7 +100,7 @@ export function registerCompare(program: Command): void {
 }
 
 /** `compare --seeds`: every variant once per seed; the table of means ± 95 % CI and the paired block. */
-async function compareSeeds(o: CompareFlags, out: string, setup: ComparisonSetup, seeds: number[], baseline: number, workers: number): Promise<void> {
+async function compareSeeds(o: CompareFlags, out: string, setup: ComparisonSetup, seeds: number[], baseline: number, workers: number, target: number | undefined): Promise<void> {
   const progress = compareProgress(setup.variants.map((v) => v.name), o.quiet ?? false, seeds.length);
   const t0 = performance.now();
   let variants;
@@ -116,13 +122,23 @@ async function compareSeeds(o: CompareFlags, out: string, setup: ComparisonSetup
   process.stdout.write(`compared ${variants.length} variants of ${setup.base.name} on ${seeds.length} seeds (seeds ${seeds.join(', ')}; requests ${requests}; ${slo})\n\n`);
   process.stdout.write(formatComparisonTable(seededTable(entries), true));
   process.stdout.write(`± half-width of the two-sided 95 % Student-t interval of the mean over the ${seeds.length} seeds${seedsIdentical(entries) ? `; ${IDENTICAL_SEEDS_NOTE}` : ''}\n`);
-  process.stdout.write(`Pareto frontier of the means on cost and SLO attainment: ${describeFrontier(seededFrontier(entries))}\n\n`);
+  process.stdout.write(`Pareto frontier of the means on cost and SLO attainment: ${describeFrontier(seededFrontier(entries))}\n`);
+  if (target !== undefined) process.stdout.write(`${describeTarget(entries.map((e) => e.name), seededPoints(entries), target)} (means over the seeds)\n`);
+  process.stdout.write('\n');
   process.stdout.write(formatPairedBlock(pairedBlock(entries, baseline), seeds.length));
   process.stdout.write(`\nwrote ${display(paths.json)}\nreport: ${display(paths.html)}\n`);
   const runs = variants.length * seeds.length;
   const threads = Math.min(workers, runs);
   const where = workers === 0 ? 'this thread' : `${threads} worker thread${threads === 1 ? '' : 's'}`;
   process.stderr.write(`${runs} runs (${variants.length} variant${variants.length === 1 ? '' : 's'} × ${seeds.length} seeds) in ${wall.toFixed(1)} s wall on ${where}\n`);
+}
+
+/** `--target`: an attainment in (0, 1], as a fraction (0.99) or a percentage (99%). */
+function parseTargetFlag(v: string): number {
+  const t = v.trim();
+  const x = t.endsWith('%') ? Number(t.slice(0, -1)) / 100 : Number(t);
+  if (t === '' || t === '%' || !(x > 0 && x <= 1)) throw new UserError(`--target: expected an SLO attainment in (0, 1] as 0.99 or 99%, got '${v}'`);
+  return x;
 }
 
 /** A path relative to the working folder when it is inside it (what a user can paste), else absolute. */
