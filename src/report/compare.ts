@@ -9,8 +9,8 @@ import type { RunDigest } from './digest.ts';
 import { renderReportHtml } from './html.ts';
 import type { VariantOutcome, VariantTask } from './run-variant.ts';
 import { scenarioYaml } from './run-report.ts';
-import { pairedBlock, requestsRange, seededFrontier, seededStats, seededTable, seedsIdentical, type SeededEntry } from './seeds.ts';
-import { comparisonTable, type ComparisonTable } from './table.ts';
+import { pairedBlock, requestsRange, seededFrontier, seededPoints, seededStats, seededTable, seedsIdentical, type SeededEntry } from './seeds.ts';
+import { comparisonTable, costSloPoint, describeTarget, targetChoice, type ComparisonTable } from './table.ts';
 import { comparisonWorkerScript } from './worker-bundle.ts';
 import type { ComparisonSetup, PreparedVariant } from './variants.ts';
 
@@ -152,8 +152,23 @@ export function comparisonJson(setup: ComparisonSetup, results: readonly Variant
     scenario: setup.base.name,
     seed: setup.base.seed,
     command,
+    ...targetJson(setup.target, results.map((r) => r.name), results.map((r) => costSloPoint(r.digest.summary))),
     variants: results.map((r) => ({ name: r.name, overrides: r.overrides, summary: r.digest.summary })),
   };
+}
+
+type CostSlo = { costUsd: number; attainment: number };
+
+/** `--target`'s answer for comparison.json: the cheapest variant attaining it (`meets`), else the closest. */
+function targetJson(target: number | undefined, names: readonly string[], points: readonly CostSlo[]) {
+  if (target === undefined) return {};
+  const c = targetChoice(points, target);
+  return { target: { attainment: target, meets: c.meets, variant: names[c.index]! } };
+}
+
+/** `--target`'s sentence for report.html (`describeTarget`), or nothing. */
+function targetText(target: number | undefined, names: readonly string[], points: readonly CostSlo[]) {
+  return target === undefined ? {} : { target: describeTarget(names, points, target) };
 }
 
 export function buildComparisonReport(setup: ComparisonSetup, results: readonly VariantResult[], command: string): Promise<string> {
@@ -165,6 +180,7 @@ export function buildComparisonReport(setup: ComparisonSetup, results: readonly 
     scenarioYaml: scenarioYaml(setup.base),
     variants: results.map((r) => ({ name: r.name, overrides: r.overrides })),
     runs: results.map((r) => ({ name: r.name, digest: r.digest })),
+    ...targetText(setup.target, results.map((r) => r.name), results.map((r) => costSloPoint(r.digest.summary))),
   });
 }
 
@@ -220,6 +236,7 @@ export function seededComparisonJson(setup: ComparisonSetup, c: SeededComparison
     seed: c.seeds[0]!,
     seeds: c.seeds,
     command,
+    ...targetJson(setup.target, entries.map((e) => e.name), seededPoints(entries)),
     variants: c.variants.map((v, i) => ({
       name: v.name,
       overrides: v.overrides,
@@ -259,6 +276,7 @@ export function buildSeededComparisonReport(setup: ComparisonSetup, c: SeededCom
       requests: requestsRange(entries),
       identical: seedsIdentical(entries),
     },
+    ...targetText(setup.target, entries.map((e) => e.name), seededPoints(entries)),
   });
 }
 

@@ -31,6 +31,8 @@ export interface ReportModel {
     /** Every seed gave the same results (`seedsIdentical`). */
     identical: boolean;
   };
+  /** `compare --target`: the sentence naming the cheapest variant that attains it (on the means with seeds). */
+  target?: string;
 }
 
 /**
@@ -56,9 +58,9 @@ export async function renderReportHtml(m: ReportModel): Promise<string> {
   const parts: string[] = [];
   parts.push(`<header><h1>${esc(title)}</h1><p class="facts">${esc(facts)}${m.kind === 'comparison' ? ` · ${m.runs.length} variants` : ''}</p></header>`);
   parts.push(`<section id="command"><h2>Rerun</h2><pre><code>${esc(m.command)}</code></pre></section>`);
-  if (m.seeded) parts.push(seededSection(m.seeded));
+  if (m.seeded) parts.push(seededSection(m.seeded, m.target));
   const resultsTitle = m.kind === 'comparison' ? (m.seeded ? `Comparison on the first seed (${m.seeded.seeds[0]})` : 'Comparison') : 'Results';
-  parts.push(`<section id="results"><h2>${esc(resultsTitle)}</h2>${resultsTable(m.runs)}${m.kind === 'run' ? latencyTable(m.runs[0]) : ''}${runNotes(m.runs)}</section>`);
+  parts.push(`<section id="results"><h2>${esc(resultsTitle)}</h2>${resultsTable(m.runs, m.seeded ? undefined : m.target)}${m.kind === 'run' ? latencyTable(m.runs[0]) : ''}${runNotes(m.runs)}</section>`);
   const chartsTitle = m.seeded ? `Charts (the first seed, ${m.seeded.seeds[0]}, only)` : 'Charts';
   parts.push(
     `<section id="charts"><h2>${esc(chartsTitle)}</h2><div class="grid">${charts
@@ -110,7 +112,7 @@ function runNotes(runs: readonly ReportRun[]): string {
   return items.length === 0 ? '' : `<ul class="notes">${items.map((t) => `<li>${esc(t)}</li>`).join('')}</ul>`;
 }
 
-function resultsTable(runs: readonly ReportRun[]): string {
+function resultsTable(runs: readonly ReportRun[], target?: string): string {
   const t = comparisonTable(runs.map((r) => ({ name: r.name, summary: r.digest.summary })));
   const mark = runs.length > 1;
   const front = frontierNames(runs.map((r) => ({ name: r.name, summary: r.digest.summary })));
@@ -121,7 +123,7 @@ function resultsTable(runs: readonly ReportRun[]): string {
     : notes.finishedOnly
       ? `<p class="note">${esc(sentence(notes.finishedOnly))}.</p>`
       : '';
-  return `${tableHtml(t, mark)}${note}`;
+  return `${tableHtml(t, mark)}${note}${targetNote(target)}`;
 }
 
 function tableHtml(t: ComparisonTable, mark: boolean): string {
@@ -133,7 +135,7 @@ function tableHtml(t: ComparisonTable, mark: boolean): string {
 }
 
 /** The table of means ± 95 % intervals over seeds and the paired block against the baseline. */
-function seededSection(s: NonNullable<ReportModel['seeded']>): string {
+function seededSection(s: NonNullable<ReportModel['seeded']>, target?: string): string {
   const n = s.seeds.length;
   const notes = tableNotes(s.table, true);
   const note =
@@ -141,7 +143,8 @@ function seededSection(s: NonNullable<ReportModel['seeded']>): string {
     `Every variant ran the same workload on each seed (the scenario below, its seed replaced by each of the seeds). ` +
     (s.identical ? `${esc(sentence(IDENTICAL_SEEDS_NOTE))}. ` : '') +
     `Bold: ${esc(notes.best)}. ${notes.finishedOnly ? `${esc(sentence(notes.finishedOnly))}. ` : ''}` +
-    `Pareto frontier of the means on cost and SLO attainment: <strong>${esc(describeFrontier(s.frontier))}</strong>.</p>`;
+    `Pareto frontier of the means on cost and SLO attainment: <strong>${esc(describeFrontier(s.frontier))}</strong>.</p>` +
+    targetNote(target === undefined ? undefined : `${target} (means over the seeds)`);
   const p = s.paired;
   const pn = pairedNotes(p, n);
   const head = `<tr><th>variant</th>${p.metrics.map((x) => `<th>${esc(x.title)}</th><th title="seeds on which the variant did better as printed (a difference that rounds to a tie is no win)">wins</th>`).join('')}</tr>`;
@@ -185,6 +188,11 @@ function isBetter(better: 'min' | 'max', diff: number): boolean {
 }
 
 /** A note as a sentence in the page (the CLI prints them as lines of their own, in lower case). */
+/** `compare --target`'s answer as its own paragraph, in bold. */
+function targetNote(target: string | undefined): string {
+  return target === undefined ? '' : `<p class="note"><strong>${esc(sentence(target))}.</strong></p>`;
+}
+
 function sentence(t: string): string {
   return t.charAt(0).toUpperCase() + t.slice(1);
 }

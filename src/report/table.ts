@@ -127,6 +127,13 @@ export function describeFrontier(names: readonly string[]): string {
  */
 export function describeTarget(names: readonly string[], points: readonly { costUsd: number; attainment: number }[], target: number): string {
   const goal = `SLO attainment ≥ ${pct(target)}`;
+  const c = targetChoice(points, target);
+  const p = points[c.index]!;
+  return c.meets ? `cheapest with ${goal}: ${names[c.index]} ($${formatAmount(p.costUsd)}, ${pct(p.attainment)})` : `no variant reaches ${goal} (closest: ${names[c.index]}, ${pct(p.attainment)})`;
+}
+
+/** `describeTarget`'s choice: the index of the cheapest point meeting the target, or (`meets` false) of the closest. */
+export function targetChoice(points: readonly { costUsd: number; attainment: number }[], target: number): { index: number; meets: boolean } {
   let best = -1;
   for (let i = 0; i < points.length; i++) {
     const p = points[i]!;
@@ -134,10 +141,10 @@ export function describeTarget(names: readonly string[], points: readonly { cost
     const b = points[best];
     if (!b || p.costUsd < b.costUsd || (p.costUsd === b.costUsd && p.attainment > b.attainment)) best = i;
   }
-  if (best >= 0) return `cheapest with ${goal}: ${names[best]} ($${formatAmount(points[best]!.costUsd)}, ${pct(points[best]!.attainment)})`;
+  if (best >= 0) return { index: best, meets: true };
   let top = 0;
   for (let i = 1; i < points.length; i++) if (points[i]!.attainment > points[top]!.attainment) top = i;
-  return `no variant reaches ${goal} (closest: ${names[top]}, ${pct(points[top]!.attainment)})`;
+  return { index: top, meets: false };
 }
 
 /** A run on the cost / SLO plane, as printed. */

@@ -31,6 +31,8 @@ export interface ComparisonSetup {
   variants: PreparedVariant[];
   /** What the command should say before it runs (a bare `--variant NAME` the scenario's list lacks). */
   notes: string[];
+  /** `compare --target`: the SLO attainment whose cheapest variant the results name. */
+  target?: number;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.+-]*$/;
@@ -164,6 +166,8 @@ export interface ComparisonInput extends ScenarioInput {
   variants?: readonly string[];
   /** `--sweep` flags: every variant (or the base scenario) once per combination of their values. */
   sweeps?: readonly string[];
+  /** `--target`, kept in the setup for the results. */
+  target?: number;
   /** Validate and return only this variant of the file's list (`simulate --variant NAME`). */
   only?: string;
 }
@@ -243,7 +247,7 @@ export function loadComparison(input: ComparisonInput): ComparisonSetup {
       throw new UserError(`variant '${spec.name}': ${e.message.replace(/^--set /, '')}`);
     }
   });
-  return { source, baseDir: dirname(source), base, variants, notes };
+  return { source, baseDir: dirname(source), base, variants, notes, ...(input.target !== undefined ? { target: input.target } : {}) };
 }
 
 /** A value as `--set` text that reads back as the same value: `jsq` stays bare, the string '8' becomes `"8"`. */

@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { loadComparison, parseSweepFlag } from '../../src/report/variants.ts';
 import { describeTarget } from '../../src/report/table.ts';
@@ -53,5 +54,7 @@ test('compare --sweep --target prints the cheapest variant meeting the target; a
   assert.match(r.stdout, /^count-1 /m);
   assert.match(r.stdout, /^count-2 /m);
   assert.match(r.stdout, /^cheapest with SLO attainment ≥ 50\.00%: count-1 \(\$/m);
+  assert.deepEqual(JSON.parse(readFileSync('/tmp/llmfleet-test-sweep/comparison.json', 'utf8')).target, { attainment: 0.5, meets: true, variant: 'count-1' });
+  assert.match(readFileSync('/tmp/llmfleet-test-sweep/report.html', 'utf8'), /<strong>Cheapest with SLO attainment ≥ 50\.00%: count-1 \(\$/);
   for (const bad of ['0', '1.5', '150%', 'x', '%']) assert.match(refusedInOneLine(runCli(['compare', '--target', bad]), bad), /--target: expected an SLO attainment in \(0, 1\]/);
 });

@@ -59,7 +59,7 @@ export function registerCompare(program: Command): void {
       nonEmptyFlag('--baseline', o.baseline, 'variant name');
       const out = outDirFlag('--out', o.out);
       const target = o.target === undefined ? undefined : parseTargetFlag(o.target);
-      const setup = loadComparison({ ...scenarioFlags(o), variants: o.variant, sweeps: o.sweep });
+      const setup = loadComparison({ ...scenarioFlags(o), variants: o.variant, sweeps: o.sweep, ...(target !== undefined ? { target } : {}) });
       if (!o.quiet) for (const n of setup.notes) process.stderr.write(`note: ${n}\n`);
       if (o.seed !== undefined && o.seeds?.includes(',')) throw new UserError(`--seed ${o.seed}: --seeds ${o.seeds} lists every seed; give one of the two (or --seeds N, N seeds from --seed)`);
       const seeds = o.seeds === undefined ? undefined : parseSeedsFlag(o.seeds, setup.base.seed);
