@@ -105,6 +105,25 @@ describe('live autoscaler', { timeout: 40_000 }, () => {
     assert.deepEqual(rec.governed.map((a) => [a.kind, a.kind === 'hold' ? 0 : a.count]), [['add', 1]], 'topped back up to minCount');
   });
 
+  it("publishes each tick on the gateway's /metrics: current and desired replicas per pool, the policy's requests by reason", async () => {
+    const gw = await startGateway(gatewayConfigSchema.parse({ port: 0, pools: [{ model: MODEL, backends: [] }] }));
+    try {
+      const as = new LiveAutoscaler({ scaler: createScaler('static', {}, { rng: new Rng(1) }), limits: { upCooldownS: 0, downCooldownS: 0, maxStep: 1 }, pools: [{ ...POOL, minCount: 2, maxCount: 3 }], actuator: advisoryActuator(), gateway: gw, intervalS: 1, now: () => 0 });
+      await as.tick();
+      const text = await (await fetch(`${gw.url}/metrics`)).text();
+      assert.match(text, /^llmfleet_autoscaler_current_replicas\{pool="main"\} 0$/m);
+      assert.match(text, /^llmfleet_autoscaler_desired_replicas\{pool="main"\} 2$/m, 'topped up to minCount (advisory: nothing started)');
+      // A request the governor vetoed still counts as the policy's decision; desired stays at current.
+      const pool = as.signals(1).pools[0]!;
+      gw.recordScaling([pool], [{ kind: 'add', pool: 'main', count: 1, reason: 'kv-above-threshold' }], []);
+      const after = await (await fetch(`${gw.url}/metrics`)).text();
+      assert.match(after, /^llmfleet_autoscaler_decisions_total\{pool="main",action="add",reason="kv-above-threshold"\} 1$/m);
+      assert.match(after, new RegExp(`^llmfleet_autoscaler_desired_replicas\\{pool="main"\\} ${pool.ready + pool.provisioning}$`, 'm'));
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('the process actuator removes a started backend whose process was killed and starts a replacement', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'llmfleet-as-'));
     const gw = await startGateway(gatewayConfigSchema.parse({ port: 0, pools: [{ model: MODEL, backends: [] }], health: { intervalS: 0.2, timeoutS: 1, unhealthyAfter: 1, healthyAfter: 1 } }));

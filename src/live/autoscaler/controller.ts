@@ -172,6 +172,7 @@ export class LiveAutoscaler {
         this.state.lastActions.push({ t: now, action: a, result });
         if (this.state.lastActions.length > 50) this.state.lastActions.shift();
       }
+      this.o.gateway.recordScaling?.(sig.pools, proposed, governed);
       const rec: TickRecord = { t: now, pools: sig.pools, arrivals: sig.arrivals, proposed, governed, results, ...(refreshed ? { refreshed } : {}) };
       if (this.o.decisionLog) appendFileSync(this.o.decisionLog, `${JSON.stringify({ ...rec, actuator: this.o.actuator.kind, scaler: this.o.scaler.name })}\n`);
       this.persist(now);

@@ -1,5 +1,5 @@
 import type { LiveFleet } from '../gateway/live-fleet.ts';
-import type { ArrivalStats } from '../../policy/scaling/types.ts';
+import type { ArrivalStats, PoolStatus, ScaleAction } from '../../policy/scaling/types.ts';
 
 /** A pool the autoscaler manages: which backends (by model) and its bounds. */
 export interface ScaledPool {
@@ -19,6 +19,8 @@ export interface GatewayHandle {
   addBackend(model: string, url: string): { id: number };
   drainBackend(id: number, timeoutS?: number): Promise<void>;
   probe(): Promise<void>;
+  /** Publishes a tick on the gateway's /metrics (current and desired replicas, the policy's requests). */
+  recordScaling?(pools: readonly PoolStatus[], proposed: readonly ScaleAction[], governed: readonly ScaleAction[]): void;
 }
 
 /** Applies add/remove decisions to real capacity. Every method reports what it did as a short note for the log. */

@@ -4,7 +4,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { createRouter } from '../../policy/routing/registry.ts';
 import type { Router } from '../../policy/routing/types.ts';
 import type { RequestView } from '../../policy/types.ts';
-import type { ArrivalStats } from '../../policy/scaling/types.ts';
+import type { ArrivalStats, PoolStatus, ScaleAction } from '../../policy/scaling/types.ts';
 import { ConfigError, invariant } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { scaledClock, type LiveClock } from '../clock.ts';
@@ -37,6 +37,8 @@ export interface Gateway {
   queuedFor(model: string): number;
   /** Arrivals per (model, region, tier) since the last call, sorted (what scalers read as `ScalingSignals.arrivals`). */
   takeArrivals(): ArrivalStats[];
+  /** An autoscaler tick, published on /metrics (`GatewayMetrics.recordScaling`). */
+  recordScaling(pools: readonly PoolStatus[], proposed: readonly ScaleAction[], governed: readonly ScaleAction[]): void;
   /** Graceful shutdown: refuse new work, let queued and in-flight requests finish (up to drainTimeoutS), then close. */
   close(): Promise<void>;
 }
@@ -659,6 +661,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
       return queue.size;
     },
     queuedFor: (model) => queuedByModel.get(model) ?? 0,
+    recordScaling: (pools, proposed, governed) => metrics.recordScaling(pools, proposed, governed),
     takeArrivals() {
       const out = [...arrivals.values()].sort((x, y) => (x.model < y.model ? -1 : x.model > y.model ? 1 : x.tier < y.tier ? -1 : x.tier > y.tier ? 1 : 0));
       arrivals = new Map();

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { LiveFleet } from './live-fleet.ts';
+import type { PoolStatus, ScaleAction } from '../../policy/scaling/types.ts';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
@@ -14,6 +15,10 @@ export class GatewayMetrics {
   readonly retries: Counter<'model'>;
   readonly rejected: Counter<'model' | 'reason'>;
   readonly queueDepth: Gauge;
+  /** The autoscaler's view at its last tick (only with `autoscaler:`): what HPA or KEDA can scale on in advisory mode. */
+  readonly currentReplicas: Gauge<'pool'>;
+  readonly desiredReplicas: Gauge<'pool'>;
+  readonly scaleDecisions: Counter<'pool' | 'action' | 'reason'>;
 
   // Bound children by label values: prom-client hashes a labels object on every call (sorting its keys),
   // which is a measurable share of the per-request budget; these maps make it one string lookup.
@@ -53,6 +58,18 @@ export class GatewayMetrics {
     c.inc();
   }
 
+  /** One autoscaler tick: the pools' counts before it, the policy's requests and what the governor let through. */
+  recordScaling(pools: readonly PoolStatus[], proposed: readonly ScaleAction[], governed: readonly ScaleAction[]): void {
+    for (const p of pools) {
+      const current = p.ready + p.provisioning;
+      let net = 0;
+      for (const a of governed) if (a.kind !== 'hold' && a.pool === p.name) net += a.kind === 'add' ? a.count : -a.count;
+      this.currentReplicas.set({ pool: p.name }, current);
+      this.desiredReplicas.set({ pool: p.name }, current + net);
+    }
+    for (const a of proposed) if (a.kind !== 'hold') this.scaleDecisions.inc({ pool: a.pool, action: a.kind, reason: a.reason });
+  }
+
   constructor(fleet: LiveFleet, queueSize: () => number) {
     const registers = [this.registry];
     this.requests = new Counter({ name: 'llmfleet_gateway_requests_total', help: 'Requests answered, by model, tier and HTTP status.', labelNames: ['model', 'tier', 'status'], registers });
@@ -63,6 +80,9 @@ export class GatewayMetrics {
     this.retries = new Counter({ name: 'llmfleet_gateway_retries_total', help: 'Requests re-sent after a connection failure before the first byte.', labelNames: ['model'], registers });
     this.rejected = new Counter({ name: 'llmfleet_gateway_rejected_total', help: 'Requests refused at admission (queue full, queue timeout, draining).', labelNames: ['model', 'reason'], registers });
     this.queueDepth = new Gauge({ name: 'llmfleet_gateway_queue_depth', help: 'Requests waiting in the admission queue.', registers, collect() { this.set(queueSize()); } });
+    this.currentReplicas = new Gauge({ name: 'llmfleet_autoscaler_current_replicas', help: 'Ready and provisioning instances of the pool at the last autoscaler tick.', labelNames: ['pool'], registers });
+    this.desiredReplicas = new Gauge({ name: 'llmfleet_autoscaler_desired_replicas', help: 'Instances the autoscaler wants for the pool after its last tick (the policy, then the governor: bounds, cooldowns, step).', labelNames: ['pool'], registers });
+    this.scaleDecisions = new Counter({ name: 'llmfleet_autoscaler_decisions_total', help: "The policy's scaling requests by pool, action (add, remove) and reason code, applied or not.", labelNames: ['pool', 'action', 'reason'], registers });
     const perBackend = (name: string, help: string, value: (b: LiveFleet['instances'][number]) => number) =>
       new Gauge({
         name,
