@@ -64,6 +64,26 @@ const engineOverrideSchema = z
   });
 export const engineSchema = engineOverrideSchema.transform((e) => ({ ...ENGINE_DEFAULTS, ...e }));
 
+/**
+ * A lead time in seconds: a fixed number, or a lognormal with that `median`, drawn again while above `max`
+ * (`sigma` defaults to ln(max / median) / 2.326, so that `max` is the untruncated 99th percentile;
+ * `src/policy/sageserve/lead-time.ts`).
+ */
+export const leadTimeDistSchema = z
+  .object({
+    median: z.number().positive().max(MAX_LEAD_TIME_S, LEAD_WHY),
+    max: z.number().positive().max(MAX_LEAD_TIME_S, LEAD_WHY),
+    sigma: z.number().positive().finite().optional(),
+  })
+  .strict()
+  .refine((d) => d.median <= d.max, { path: ['max'], message: 'a max ≥ median' });
+export const leadTimeSchema = z.union([leadSeconds, leadTimeDistSchema], {
+  error: (iss) =>
+    iss.input !== null && typeof iss.input === 'object'
+      ? `{ median, max, sigma? } with positive numbers of seconds ≤ ${MAX_LEAD_TIME_S} (median ≤ max)`
+      : `a number of seconds ≥ 0 and ≤ ${MAX_LEAD_TIME_S} (one week) or { median, max, sigma? }`,
+});
+
 export const poolSchema = z
   .object({
     name: z.string().min(1).optional(),
@@ -87,6 +107,8 @@ export const poolSchema = z
      * ('context-length') on arrival when no pool of its model accepts it, else at the instance a router sends it to.
      */
     contextLength: posInt.optional(),
+    /** This pool's start-up times, each over `fleet.provisioning`'s (e.g. a bigger model loads longer). */
+    provisioning: z.object({ vmAcquireS: leadTimeSchema.optional(), modelLoadS: leadTimeSchema.optional() }).strict().optional(),
     // Without the default: an absent pool `perf` must fall back to the scenario's top-level one.
     perf: perfSectionSchema.optional(),
     engine: engineOverrideSchema.optional(),
@@ -106,26 +128,6 @@ export const networkSchema = z
     latencyS: z.record(z.string(), z.record(z.string(), requestDelay)).default({}),
   })
   .strict();
-
-/**
- * A lead time in seconds: a fixed number, or a lognormal with that `median`, drawn again while above `max`
- * (`sigma` defaults to ln(max / median) / 2.326, so that `max` is the untruncated 99th percentile;
- * `src/policy/sageserve/lead-time.ts`).
- */
-export const leadTimeDistSchema = z
-  .object({
-    median: z.number().positive().max(MAX_LEAD_TIME_S, LEAD_WHY),
-    max: z.number().positive().max(MAX_LEAD_TIME_S, LEAD_WHY),
-    sigma: z.number().positive().finite().optional(),
-  })
-  .strict()
-  .refine((d) => d.median <= d.max, { path: ['max'], message: 'a max ≥ median' });
-export const leadTimeSchema = z.union([leadSeconds, leadTimeDistSchema], {
-  error: (iss) =>
-    iss.input !== null && typeof iss.input === 'object'
-      ? `{ median, max, sigma? } with positive numbers of seconds ≤ ${MAX_LEAD_TIME_S} (median ≤ max)`
-      : `a number of seconds ≥ 0 and ≤ ${MAX_LEAD_TIME_S} (one week) or { median, max, sigma? }`,
-});
 
 export const spotSchema = z
   .object({
@@ -204,7 +206,8 @@ export const scenarioSchema = z
       .object({
         pools: z.array(poolSchema).min(1),
         provisioning: z
-          .object({ vmAcquireS: leadSeconds.default(120), modelLoadS: leadSeconds.default(60) })
+          // Each a fixed number of seconds or a lognormal { median, max, sigma? } drawn per instance started.
+          .object({ vmAcquireS: leadTimeSchema.default(120), modelLoadS: leadTimeSchema.default(60) })
           .strict()
           .default({ vmAcquireS: 120, modelLoadS: 60 }),
         /**

@@ -2,6 +2,7 @@ import { Engine, type EngineConfig, type EngineListener } from '../engine/engine
 import type { PerfModel } from '../perf/types.ts';
 import type { FleetView, InstanceState, InstanceView, RequestProgress } from '../policy/types.ts';
 import type { QueueOrderFactory } from '../policy/scheduling/types.ts';
+import type { LeadTime } from '../policy/sageserve/lead-time.ts';
 
 /** Everything needed to start instances of one pool (resolved from the scenario once). */
 export interface PoolRuntime {
@@ -17,8 +18,8 @@ export interface PoolRuntime {
   perf: PerfModel;
   engine: EngineConfig;
   queueOrder: QueueOrderFactory;
-  /** Seconds from "add" to routable: VM acquisition + model load. */
-  provisionS: number;
+  /** From "add" to routable: VM acquisition, then model load (each fixed or drawn per instance). */
+  provisioning: { vmAcquireS: LeadTime; modelLoadS: LeadTime };
   /** Longest prompt + output an instance accepts (the pool's `contextLength`, else the model's). */
   contextLength: number;
   /** KV bytes one token occupies on an instance (what a migration copies). */
@@ -40,7 +41,7 @@ export class Instance implements InstanceView {
     listener: EngineListener,
     now: number,
     warm: boolean,
-    provisionS = poolRt.provisionS,
+    provisionS: number,
   ) {
     // The queue order may read the clock (deadline-aware orders); the simulator keeps `fleet.now` current.
     this.engine = new Engine(id, poolRt.engine, poolRt.perf, poolRt.queueOrder({ now: () => fleet.now }), listener);
@@ -118,8 +119,8 @@ export class Fleet implements FleetView {
     return this.routableByModel.get(model) ?? EMPTY;
   }
 
-  /** `provisionS` (default: the pool's) is the delay to ready when not `warm` (a spot reclaim is shorter). */
-  add(pool: PoolRuntime, now: number, warm: boolean, provisionS = pool.provisionS): Instance {
+  /** `provisionS` is the delay to ready when not `warm`. */
+  add(pool: PoolRuntime, now: number, warm: boolean, provisionS = 0): Instance {
     const inst = new Instance(this.instances.length, pool, this, this.listener, now, warm, provisionS);
     this.instances.push(inst);
     if (warm) this.indexReady(inst);

@@ -28,6 +28,7 @@ import { Timeline } from './timeline.ts';
 import { SpotPool, type SpotSource, type SpotSummary } from '../policy/sageserve/spot.ts';
 import { own } from '../util/own.ts';
 import { tickDecisions, type ScalingDecision } from '../metrics/scaling-log.ts';
+import { sampleLeadTime } from '../policy/sageserve/lead-time.ts';
 
 export interface SimOptions {
   mode: 'fast' | 'step';
@@ -127,7 +128,7 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
       perf: perf ?? at(() => makePerfModel(p.perf ?? sc.perf, dep, baseDir)),
       engine,
       queueOrder: bindQueueOrder(p.engine?.queueOrder ?? sc.scheduling?.policy ?? sc.engine.queueOrder, sc.scheduling?.options),
-      provisionS: sc.fleet.provisioning.vmAcquireS + sc.fleet.provisioning.modelLoadS,
+      provisioning: { ...sc.fleet.provisioning, ...p.provisioning },
       contextLength,
       kvBytesPerToken: kvBytesPerToken(model, p.tp),
     };
@@ -441,10 +442,13 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     if (spot) fleet.onStop = (inst, t) => spot.donate(inst.poolRt, t);
     // Where each scale-out's capacity came from (with a spot pool), for its provisioning time at the end.
     const spotSources = new Map<Instance, SpotSource>();
+    // Draws only for provisioning times given as distributions: fixed ones leave every random stream as it was.
+    const provisioningRng = rng.fork('provisioning');
     const startInstance = (pool: PoolRuntime, t: number) => {
-      const prov = sc.fleet.provisioning;
-      const claim = spot ? spot.reclaim(pool, t, { acquireS: prov.vmAcquireS, loadS: prov.modelLoadS }) : null;
-      const lead = claim ? claim.leadS : pool.provisionS;
+      const acquireS = sampleLeadTime(pool.provisioning.vmAcquireS, provisioningRng);
+      const loadS = sampleLeadTime(pool.provisioning.modelLoadS, provisioningRng);
+      const claim = spot ? spot.reclaim(pool, t, { acquireS, loadS }) : null;
+      const lead = claim ? claim.leadS : acquireS + loadS;
       const inst = fleet.add(pool, t, lead === 0, lead);
       if (claim) spotSources.set(inst, claim.source);
       if (lead === 0) retryDeferred(t);
