@@ -1,0 +1,43 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { run, scenarioFor, writeTrace } from '../helpers/sim.ts';
+
+// Review finding (session 23, mutation audit): these engine details changed no test when broken.
+
+test('a decode in a mixed step is priced at its context + its own slot, as in a decode-only step', () => {
+  // A decodes; B's prompt joins at the first boundary after it arrives (vLLM V1 mixes them).
+  const trace = writeTrace([{ t: 0, in: 100, out: 10 }, { t: 0.02, in: 50, out: 5 }]);
+  let t = 0.001 + 1e-5 * 100;
+  let ctx = 101;
+  for (; t < 0.02; ctx++) t += 0.005 + 1e-4 + 1e-6 * ctx;
+  // linearPerf: 1 ms + 10 µs per prefill token + 0.1 ms per decode + 1 µs per decode context token (A's ctx).
+  const ttftB = t + 0.001 + 1e-5 * 50 + 1e-4 + 1e-6 * ctx - 0.02;
+  for (const mode of ['fast', 'step'] as const) {
+    const res = run(scenarioFor(trace), mode);
+    assert.ok(Math.abs(res.log.ttft[1]! - ttftB) < 1e-12, `${mode}: TTFT ${res.log.ttft[1]} vs ${ttftB}`);
+  }
+});
+
+/** Two requests at 0 that outgrow 20 KV blocks of 16 tokens: the newer (1) is preempted mid-decode. */
+const tight = (extra: { t: number; in: number; out: number }[] = [], engine: Record<string, unknown> = {}) =>
+  scenarioFor(writeTrace([{ t: 0, in: 16, out: 200 }, { t: 0, in: 16, out: 200 }, ...extra]), { engine: { kvBlocks: 20, ...engine } });
+
+test("a preempted request's TTFT stays the time of its first token, not its recompute's", () => {
+  const res = run(tight(), 'fast');
+  assert.ok(res.log.preemptions[1]! > 0, 'request 1 was preempted');
+  const roomy = run(scenarioFor(writeTrace([{ t: 0, in: 16, out: 200 }, { t: 0, in: 16, out: 200 }]), { engine: { kvBlocks: 1000 } }), 'fast');
+  assert.equal(roomy.log.preemptions[1], 0);
+  // Nothing differs between the two runs before the first preemption, which comes long after the first token.
+  assert.equal(res.log.ttft[1], roomy.log.ttft[1]);
+  assert.ok(res.log.e2e[1]! > roomy.log.e2e[1]!, 'the recompute costs time');
+});
+
+test('a preempted request goes back to the head of the queue (vLLM), ahead of one that waited before it', () => {
+  // Request 2 waits for a seat (maxNumSeqs 2) from t = 0.001; request 1 is preempted later and must run first again.
+  const res = run(tight([{ t: 0.001, in: 16, out: 200 }], { maxNumSeqs: 2 }), 'fast');
+  assert.ok(res.log.preemptions[1]! > 0);
+  // At the back of the queue it would let request 2 take the seat it left, and finish after it.
+  const end = (i: number) => res.log.arrival[i]! + res.log.e2e[i]!;
+  assert.ok(end(1) < end(2), `request 1 finished at ${end(1)}, request 2 at ${end(2)}`);
+  assert.ok(res.log.queue[2]! >= end(0) - res.log.arrival[2]! - 1e-9, "request 2's seat is the one request 0 left at its end");
+});
