@@ -53,3 +53,18 @@ test('scheduled actions are logged as asked and as done (clamped by the pool bou
   await writeRunOutputs(dir, summarize(plain, 0), plain);
   assert.equal(existsSync(join(dir, 'scaling.csv')), false);
 });
+
+test("the reactive scaler reads a pool's mean KV utilisation over its ready instances, not their sum", () => {
+  // Three instances at about a quarter of their KV each: below the 0.7 scale-up threshold (their sum is not).
+  const steady = writeTrace(Array.from({ length: 600 }, (_, i) => ({ t: i / 10, in: 200, out: 100 })));
+  const sc = scenarioFor(steady, {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 3, maxCount: 6 }] },
+    engine: { kvBlocks: 100 },
+    scaling: { policy: 'reactive', intervalS: 5 },
+    output: { timelineIntervalS: 1 },
+  });
+  const res = run(sc, 'fast');
+  const peak = Math.max(...res.timeline.rows.map((r) => r.kvUtilization));
+  assert.ok(peak > 0.15 && peak < 0.35, `mean KV utilisation peaks at ${peak}`);
+  assert.deepEqual(res.scaling!.filter((r) => r.asked > 0), [], 'no scale-up asked');
+});
