@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { summarize } from '../../src/metrics/summary.ts';
 import { writeRunOutputs } from '../../src/metrics/write.ts';
+import { scalers } from '../../src/policy/scaling/registry.ts';
+import type { Scaler } from '../../src/policy/scaling/types.ts';
 import { run, scenarioFor, writeTrace, type Req } from '../helpers/sim.ts';
 
 // Busy for 600 s, quiet until 3000 s, busy again: the reactive scaler goes down to zero and back up.
@@ -67,4 +69,28 @@ test("the reactive scaler reads a pool's mean KV utilisation over its ready inst
   const peak = Math.max(...res.timeline.rows.map((r) => r.kvUtilization));
   assert.ok(peak > 0.15 && peak < 0.35, `mean KV utilisation peaks at ${peak}`);
   assert.deepEqual(res.scaling!.filter((r) => r.asked > 0), [], 'no scale-up asked');
+});
+
+test("a scaler sees each interval's arrivals once: the counts it is given are per interval, not running totals", () => {
+  const times = Array.from({ length: 120 }, (_, i) => 0.1 + i * 0.37);
+  const sc = scenarioFor(writeTrace(times.map((t) => ({ t, in: 50, out: 20 }))), { scaling: { policy: 'static', intervalS: 5 } });
+  // Wrap the static scaler to record what it is given (restored below).
+  const entry = scalers.static as { make: (o: never, ctx: never) => Scaler };
+  const make = entry.make;
+  const seen: { now: number; requests: number }[] = [];
+  entry.make = (o, ctx) => {
+    const s = make(o, ctx);
+    return { ...s, decide: (sig) => (seen.push({ now: sig.now, requests: sig.arrivals.reduce((n, a) => n + a.requests, 0) }), s.decide(sig)) };
+  };
+  try {
+    run(sc, 'fast');
+  } finally {
+    entry.make = make;
+  }
+  assert.ok(seen.length >= 5);
+  let prev = -Infinity;
+  for (const { now, requests } of seen) {
+    assert.equal(requests, times.filter((t) => t > prev && t <= now).length, `the tick at ${now} s`);
+    prev = now;
+  }
 });
