@@ -94,6 +94,10 @@ test('with migration every request still finishes exactly once, and fast and ste
       for (let i = 0; i < fast.log.n; i++) assert.ok(fast.log.isDone(i) || fast.log.isDropped(i), `request ${i} neither finished nor dropped`);
       const m = fast.migrations!;
       assert.equal(m.ordered, m.completed + m.refused + m.dropped);
+      // Each completed migration's downtime is its last copy stage plus the stall; the mean is over those.
+      if (m.completed > 0) assert.ok(m.meanDowntimeS >= c.stallS, `mean downtime ${m.meanDowntimeS} < stall ${c.stallS}`);
+      // Every completed migration copied at least the prompt it moved (and at least one token of output).
+      if (m.completed > 0) assert.ok(m.copiedTokens >= m.completed * 2, `${m.copiedTokens} tokens copied by ${m.completed} migrations`);
       assert.deepEqual(outcomes(fast), outcomes(run(sc, 'step')));
     }),
     { numRuns: 60, seed: 7 },
@@ -113,6 +117,11 @@ test('a request whose destination stops while its KV is in transit starts over e
   for (const mode of ['fast', 'step'] as const) {
     const res = run(sc, mode);
     assert.deepEqual({ ...res.migrations!, copiedTokens: 0 }, { ordered: 1, completed: 0, refused: 0, dropped: 1, inFlight: 0, copiedTokens: 0, meanDowntimeS: 0 });
+    // Starting over elsewhere counts as a preemption of the request that was on its way (the engines' count has
+    // only their own).
+    let perRequest = 0;
+    for (let i = 0; i < res.log.n; i++) perRequest += res.log.preemptions[i]!;
+    assert.equal(perRequest, res.preemptions + 1);
     for (let i = 0; i < res.log.n; i++) {
       assert.ok(res.log.isDone(i), `request ${i}`);
       assert.equal(res.log.instance[i], 0);
