@@ -61,3 +61,23 @@ test('the 15-minute max bins of a trace with a gap of centuries are counted in o
   const res = run(scenarioFor(writeTrace([{ t: 0, in: 100, out: 10 }, { t: 1e10, in: 100, out: 10 }])), 'fast');
   assert.equal(summarize(res, 0).fleet.instanceHours15mMax, (Math.floor(1e10 / 900) + 1) * 0.25);
 });
+
+test('an instance that stops exactly on a 15-minute bin edge is not counted in the next bin; a stop and a start at one instant never overlap', () => {
+  const trace = writeTrace([{ t: 0, in: 100, out: 10 }, { t: 1000, in: 100, out: 10 }]);
+  // 1 instance throughout, a second from 100 s to exactly 900 s (idle: the drain stops it at once).
+  const edge = scenarioFor(trace, {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 1 }], provisioning: { vmAcquireS: 0, modelLoadS: 0 } },
+    scaling: { policy: 'scheduled', actions: [{ atS: 100, action: 'add', pool: 'p' }, { atS: 900, action: 'drain', pool: 'p' }] },
+  });
+  const res = run(edge, 'fast');
+  assert.equal(res.fleet.instances[1]!.stoppedS, 900);
+  assert.equal(summarize(res, 0).fleet.instanceHours15mMax, (2 + 1) * 0.25);
+  // Two instances; at 500 s one stops and another starts: never three at once.
+  const swap = scenarioFor(trace, {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 2 }], provisioning: { vmAcquireS: 0, modelLoadS: 0 } },
+    scaling: { policy: 'scheduled', actions: [{ atS: 500, action: 'drain', pool: 'p' }, { atS: 500, action: 'add', pool: 'p' }] },
+  });
+  const s = summarize(run(swap, 'fast'), 0);
+  assert.equal(s.fleet.instances, 3);
+  assert.equal(s.fleet.peakInstances, 2);
+});
