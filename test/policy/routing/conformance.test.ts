@@ -72,3 +72,18 @@ test('round-robin visits every candidate in turn', () => {
   });
   assert.deepEqual(seen, [0, 2, 0, 2]);
 });
+
+test('power-of-two draws two distinct instances: with two, the less loaded always wins; on a tie, the first drawn', () => {
+  const two = view([inst(0, 'a', { outstandingRequests: 9 }), inst(1, 'a', { outstandingRequests: 0 })]);
+  const r = createRouter('power-of-two', {}, { rng: new Rng(3) });
+  for (let i = 0; i < 200; i++) assert.deepEqual(r.route(req(i), two), { kind: 'send', to: 1, reason: 'better-of-two' });
+  // Tied: the first drawn wins (the documented rule), replayed here from the same seed's draws.
+  const tied = view([inst(0, 'a'), inst(1, 'a')]);
+  const rng = new Rng(3);
+  const t = createRouter('power-of-two', {}, { rng: new Rng(3) });
+  for (let i = 0; i < 50; i++) {
+    const first = rng.int(2);
+    rng.int(1);
+    assert.deepEqual(t.route(req(i), tied), { kind: 'send', to: first, reason: 'better-of-two' });
+  }
+});
