@@ -94,3 +94,17 @@ test("a scaler sees each interval's arrivals once: the counts it is given are pe
     prev = now;
   }
 });
+
+test("a scheduled add fills only the room a pool's draining instances leave under maxCount, and says so", () => {
+  // The one instance is busy when drained at 1 s, so it drains for a while; the add at 2 s asks for two.
+  const busy = writeTrace(Array.from({ length: 8 }, (_, i) => ({ t: i * 0.01, in: 500, out: 2000 })));
+  const sc = scenarioFor(busy, {
+    fleet: { pools: [{ name: 'p', model: 'llama3.1-8b', hardware: 'h100-80gb', count: 1, maxCount: 2 }], provisioning: { vmAcquireS: 0, modelLoadS: 0 } },
+    scaling: { policy: 'scheduled', actions: [{ atS: 1, action: 'drain', pool: 'p' }, { atS: 2, action: 'add', pool: 'p', count: 2 }] },
+  });
+  const res = run(sc, 'fast');
+  assert.ok(res.fleet.instances[0]!.stoppedS > 2, 'still draining at the add');
+  assert.equal(res.fleet.instances.length, 2, 'one added: the draining one still holds its devices');
+  assert.deepEqual(res.scaling!.map((r) => [r.tS, r.asked, r.applied]), [[1, -1, -1], [2, 2, 1]]);
+  assert.ok(res.notes.some((n) => /scaling\.actions\[1\] \(add 2 on p at 2 s\): 1 done, the pool's maxCount 2 bounds it \(1 still draining\)/.test(n)), res.notes.join('\n'));
+});
