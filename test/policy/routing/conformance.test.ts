@@ -87,3 +87,12 @@ test('power-of-two draws two distinct instances: with two, the less loaded alway
     assert.deepEqual(t.route(req(i), tied), { kind: 'send', to: first, reason: 'better-of-two' });
   }
 });
+
+test('least-kv breaks a KV tie by the fewest waiting; least-loaded counts compute use as at most a full batch', () => {
+  const kvTie = view([inst(0, 'a', { kvUsedFraction: 0.5, numWaiting: 4 }), inst(1, 'a', { kvUsedFraction: 0.5, numWaiting: 1 })]);
+  assert.deepEqual(createRouter('least-kv', {}, { rng: new Rng(1) }).route(req(0), kvTie), { kind: 'send', to: 1, reason: 'lowest-kv' });
+  // 0: a batch twice the full one (compute use 1, not 2) and little KV; 1: half a batch and more KV. Uses (0.5 each):
+  // 0.5·0.1 + 0.5·1 = 0.55 < 0.5·0.7 + 0.5·0.5 = 0.6 (unclamped, 0 would score 1.05).
+  const over = view([inst(0, 'a', { numRunning: 512, kvUsedFraction: 0.1 }), inst(1, 'a', { numRunning: 128, kvUsedFraction: 0.7 })]);
+  assert.deepEqual(createRouter('least-loaded', {}, { rng: new Rng(1) }).route(req(0), over), { kind: 'send', to: 0, reason: 'minimum-use' });
+});
