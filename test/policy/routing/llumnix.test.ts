@@ -125,3 +125,11 @@ test('llumnix migration pairs instances of one region only', () => {
   assert.deepEqual(migrating().migrate!(split, new Set()), []);
   assert.deepEqual(migrating().migrate!(fleetView([east(0), east(1)]), new Set()), [{ request: 10, from: 0, to: 1, reason: 'defrag-SR' }]);
 });
+
+test('llumnix migration thresholds are strict: an instance exactly at outThresholdBlocks is neither source nor destination', () => {
+  const only = (keep: number[]) => fleetView(crowded().instances.filter((i) => keep.includes(i.id)));
+  // Instance 0 has exactly 0.625 free blocks per request, instance 2 exactly 12.5.
+  assert.deepEqual(migrating({ outThresholdBlocks: 0.625 }).migrate!(only([0, 1]), new Set()), []);
+  assert.deepEqual(migrating({ outThresholdBlocks: 12.5 }).migrate!(only([0, 2]), new Set()), []);
+  assert.equal(migrating({ outThresholdBlocks: 12.4 }).migrate!(only([0, 2]), new Set()).length, 1);
+});
