@@ -71,7 +71,7 @@ export function registerCompare(program: Command): void {
       const jobs = setup.variants.length * (seeds?.length ?? 1);
       const workers = o.workers === undefined ? defaultWorkers(jobs) : parseIntFlag('--workers', o.workers, 0);
       if (workers < 0) throw new UserError(`--workers: expected an integer ≥ 0, got '${o.workers}'`);
-      if (seeds) return compareSeeds(o, out, setup, seeds, baseline, workers, target);
+      if (seeds) return compareSeeds(o, out, setup, seeds, baseline, workers);
       const progress = compareProgress(setup.variants.map((v) => v.name), o.quiet ?? false);
       const t0 = performance.now();
       let results;
@@ -90,7 +90,7 @@ export function registerCompare(program: Command): void {
         process.stdout.write(formatComparisonTable(resultsTable(results)));
         const front = frontierNames(results.map((r) => ({ name: r.name, summary: r.digest.summary })));
         process.stdout.write(`Pareto frontier on cost and SLO attainment: ${describeFrontier(front)}\n`);
-        if (target !== undefined) process.stdout.write(`${describeTarget(results.map((r) => r.name), results.map((r) => costSloPoint(r.digest.summary)), target)}\n`);
+        if (setup.target !== undefined) process.stdout.write(`${describeTarget(results.map((r) => r.name), results.map((r) => costSloPoint(r.digest.summary)), setup.target)}\n`);
         process.stdout.write(`\nwrote ${display(paths.json)}\nreport: ${display(paths.html)}\n`);
         const threads = Math.min(workers, results.length);
         const where = workers === 0 ? 'this thread' : `${threads} worker thread${threads === 1 ? '' : 's'}`;
@@ -100,7 +100,7 @@ export function registerCompare(program: Command): void {
 }
 
 /** `compare --seeds`: every variant once per seed; the table of means ± 95 % CI and the paired block. */
-async function compareSeeds(o: CompareFlags, out: string, setup: ComparisonSetup, seeds: number[], baseline: number, workers: number, target: number | undefined): Promise<void> {
+async function compareSeeds(o: CompareFlags, out: string, setup: ComparisonSetup, seeds: number[], baseline: number, workers: number): Promise<void> {
   const progress = compareProgress(setup.variants.map((v) => v.name), o.quiet ?? false, seeds.length);
   const t0 = performance.now();
   let variants;
@@ -123,7 +123,7 @@ async function compareSeeds(o: CompareFlags, out: string, setup: ComparisonSetup
   process.stdout.write(formatComparisonTable(seededTable(entries), true));
   process.stdout.write(`± half-width of the two-sided 95 % Student-t interval of the mean over the ${seeds.length} seeds${seedsIdentical(entries) ? `; ${IDENTICAL_SEEDS_NOTE}` : ''}\n`);
   process.stdout.write(`Pareto frontier of the means on cost and SLO attainment: ${describeFrontier(seededFrontier(entries))}\n`);
-  if (target !== undefined) process.stdout.write(`${describeTarget(entries.map((e) => e.name), seededPoints(entries), target)} (means over the seeds)\n`);
+  if (setup.target !== undefined) process.stdout.write(`${describeTarget(entries.map((e) => e.name), seededPoints(entries), setup.target)} (means over the seeds)\n`);
   process.stdout.write('\n');
   process.stdout.write(formatPairedBlock(pairedBlock(entries, baseline), seeds.length));
   process.stdout.write(`\nwrote ${display(paths.json)}\nreport: ${display(paths.html)}\n`);
