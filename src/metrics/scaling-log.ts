@@ -1,4 +1,4 @@
-import type { PoolStatus, ScaleAction } from '../policy/scaling/types.ts';
+import { netChange, type PoolStatus, type ScaleAction } from '../policy/scaling/types.ts';
 import { csvCell } from '../util/csv.ts';
 
 /**
@@ -22,20 +22,13 @@ export interface ScalingDecision {
 export function tickDecisions(tS: number, pools: readonly PoolStatus[], asked: readonly ScaleAction[], applied: readonly ScaleAction[]): ScalingDecision[] {
   const rows: ScalingDecision[] = [];
   for (const p of pools) {
-    let a = 0;
-    let g = 0;
-    const reasons: string[] = [];
-    for (const x of asked) {
-      if (x.kind === 'hold' || x.pool !== p.name) continue;
-      a += x.kind === 'add' ? x.count : -x.count;
-      if (!reasons.includes(x.reason)) reasons.push(x.reason);
-    }
-    for (const x of applied) {
-      if (x.kind === 'hold' || x.pool !== p.name) continue;
-      g += x.kind === 'add' ? x.count : -x.count;
-      if (a === 0 && !reasons.includes(x.reason)) reasons.push(x.reason);
-    }
-    if (a !== 0 || g !== 0) rows.push({ tS, pool: p.name, ready: p.ready, provisioning: p.provisioning, asked: a, applied: g, reason: reasons.join('+') });
+    const a = netChange(asked, p.name);
+    const g = netChange(applied, p.name);
+    if (a === 0 && g === 0) continue;
+    // The policy's reasons; the governor's when it acted alone (a top-up to minCount).
+    const reasons = new Set<string>();
+    for (const x of a !== 0 ? asked : applied) if (x.kind !== 'hold' && x.pool === p.name) reasons.add(x.reason);
+    rows.push({ tS, pool: p.name, ready: p.ready, provisioning: p.provisioning, asked: a, applied: g, reason: [...reasons].join('+') });
   }
   return rows;
 }

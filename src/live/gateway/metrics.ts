@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { LiveFleet } from './live-fleet.ts';
-import type { PoolStatus, ScaleAction } from '../../policy/scaling/types.ts';
+import { netChange, type PoolStatus, type ScaleAction } from '../../policy/scaling/types.ts';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
@@ -62,10 +62,8 @@ export class GatewayMetrics {
   recordScaling(pools: readonly PoolStatus[], proposed: readonly ScaleAction[], governed: readonly ScaleAction[]): void {
     for (const p of pools) {
       const current = p.ready + p.provisioning;
-      let net = 0;
-      for (const a of governed) if (a.kind !== 'hold' && a.pool === p.name) net += a.kind === 'add' ? a.count : -a.count;
       this.currentReplicas.set({ pool: p.name }, current);
-      this.desiredReplicas.set({ pool: p.name }, current + net);
+      this.desiredReplicas.set({ pool: p.name }, current + netChange(governed, p.name));
     }
     for (const a of proposed) if (a.kind !== 'hold') this.scaleDecisions.inc({ pool: a.pool, action: a.kind, reason: a.reason });
   }

@@ -7,6 +7,13 @@ export type ScaleAction =
   | { kind: 'remove'; pool: string; count: number; reason: string }
   | { kind: 'hold'; reason: string };
 
+/** The net instances `actions` ask for `pool`: + for adds, − for removes (holds and other pools count nothing). */
+export function netChange(actions: readonly ScaleAction[], pool: string): number {
+  let n = 0;
+  for (const a of actions) if (a.kind !== 'hold' && a.pool === pool) n += a.kind === 'add' ? a.count : -a.count;
+  return n;
+}
+
 /** One pool at a control tick. */
 export interface PoolStatus {
   readonly name: string;
