@@ -10,6 +10,7 @@ export function printSummary(s: Summary): void {
   lines.push(`scenario ${s.scenario} (seed ${s.seed}): ${r.total} requests, ${r.completed} completed, ${r.dropped} dropped, ${r.unfinished} unfinished`);
   for (const [k, v] of Object.entries(r.dropReasons)) lines.push(`  dropped (${k}): ${v}`);
   for (const [k, v] of Object.entries(r.skippedInTrace)) lines.push(`  skipped trace rows (${k}): ${v}, not replayed`);
+  if (r.warmup !== undefined) lines.push(`  warm-up (output.warmupS): ${r.warmup} more served, left out of every figure here`);
   for (const n of s.notes) lines.push(`note: ${n}`);
   lines.push('');
   lines.push(pad(['metric', 'mean', 'p50', 'p90', 'p99']));

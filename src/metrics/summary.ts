@@ -1,6 +1,6 @@
 import type { SimResult } from '../sim/simulator.ts';
 import { instanceHours } from '../sim/fleet.ts';
-import { latencyBlock, type LatencyBlock } from './collector.ts';
+import { latencyBlock, type LatencyBlock, type SloTargets } from './collector.ts';
 import type { SpotSummary } from '../policy/sageserve/spot.ts';
 import { latencyBy3h, type SageServeStats } from '../policy/sageserve/stats.ts';
 import type { MigrationSummary } from '../sim/migration.ts';
@@ -18,6 +18,8 @@ export interface Summary extends Omit<LatencyBlock, 'requests' | 'slo'> {
     skippedInTrace: Record<string, number>;
     afterEnd?: number;
     afterEndComplete?: boolean;
+    /** Only with `output.warmupS`: requests arriving before it, served but in no figure here (requests.csv has them). */
+    warmup?: number;
   };
   /**
    * `attainment` etc. judge every request by the top-level targets. With tiers, `attainmentByTier` is the share of
@@ -72,11 +74,16 @@ export interface Summary extends Omit<LatencyBlock, 'requests' | 'slo'> {
  */
 export function summarize(res: SimResult, wallSeconds: number): Summary {
   const { log, scenario: sc, endS } = res;
-  const all = latencyBlock(log, sc.slo, () => true);
+  // With a warm-up, every request figure below is over the requests arriving from warmupS on (`measured`).
+  const warmupS = sc.output.warmupS;
+  const measured = (i: number) => log.arrival[i]! >= warmupS;
+  const block = (slo: SloTargets, keep: (i: number) => boolean) => latencyBlock(log, slo, warmupS > 0 ? (i) => measured(i) && keep(i) : keep);
+  const all = block(sc.slo, () => true);
   const dropReasons: Record<string, number> = {};
   let inTok = 0;
   let outTok = 0;
   for (let i = 0; i < log.n; i++) {
+    if (!measured(i)) continue;
     if (log.isDropped(i)) {
       const k = log.dropReasons[log.dropIdx[i]!]!;
       dropReasons[k] = (dropReasons[k] ?? 0) + 1;
@@ -106,7 +113,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
     gpuH += pools[k]!.gpuHours;
     cost += pools[k]!.costUsd;
   }
-  const span = endS > 0 ? endS : 1;
+  const span = endS - warmupS > 0 ? endS - warmupS : 1;
   const summary: Summary = {
     scenario: sc.name,
     seed: sc.seed,
@@ -115,6 +122,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       dropReasons: sortKeys(dropReasons),
       skippedInTrace: sortKeys(res.skippedInTrace),
       ...(res.afterEnd ? { afterEnd: res.afterEnd.requests, afterEndComplete: res.afterEnd.complete } : {}),
+      ...(warmupS > 0 ? { warmup: log.n - all.requests.total } : {}),
     },
     ttft: all.ttft,
     tpot: all.tpot,
@@ -135,7 +143,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       pools,
     },
     engine: { iterations: res.iterations, preemptions: res.preemptions, ...(res.migrations ? { migrations: res.migrations } : {}) },
-    notes: [...res.notes, ...unusedTierSlos(sc.slo.tiers, log.tiers), ...unservedModels(res), ...lateFirstArrival(res), ...longDrain(res)],
+    notes: [...res.notes, ...unusedTierSlos(sc.slo.tiers, log.tiers), ...unservedModels(res), ...lateFirstArrival(res), ...longDrain(res), ...warmupNote(res, all.requests.total)],
     sim: { simulatedSeconds: endS, events: res.events, wallSeconds },
   };
   if (res.spot) {
@@ -152,14 +160,14 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
     const blocks = [...tierNames].sort().map((name): [string, LatencyBlock] => {
       const idx = log.tiers.indexOf(name);
       const slo = { ...sc.slo, ...(Object.hasOwn(sc.slo.tiers, name) ? sc.slo.tiers[name] : {}) };
-      return [name, latencyBlock(log, slo, (i) => log.tierIdx[i] === idx)];
+      return [name, block(slo, (i) => log.tierIdx[i] === idx)];
     });
     summary.tiers = Object.fromEntries(blocks);
     // Each request is judged, and earns, by its own tier's targets: the tier blocks, plus the untiered requests if any.
     const untiered = log.tiers.indexOf('');
     byUtility.length = 0;
     byUtility.push(...blocks.map(([, b]) => b));
-    if (untiered >= 0) byUtility.push(latencyBlock(log, sc.slo, (i) => log.tierIdx[i] === untiered));
+    if (untiered >= 0) byUtility.push(block(sc.slo, (i) => log.tierIdx[i] === untiered));
     delete summary.slo.utility;
     const met = byUtility.reduce((n, b) => n + Math.round(b.slo.attainment * b.requests.total), 0);
     summary.slo.attainmentByTier = all.requests.total > 0 ? met / all.requests.total : 0;
@@ -177,7 +185,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
     summary.models = Object.fromEntries(
       models.map((m): [string, LatencyBlock] => {
         const idx = log.models.indexOf(m);
-        return [m, latencyBlock(log, sc.slo, (i) => log.modelIdx[i] === idx)];
+        return [m, block(sc.slo, (i) => log.modelIdx[i] === idx)];
       }),
     );
   }
@@ -187,7 +195,7 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
     summary.pools = Object.fromEntries(
       [...names].sort().map((name): [string, LatencyBlock] => {
         const idx = names.indexOf(name);
-        return [name, latencyBlock(log, sc.slo, (i) => log.instance[i]! >= 0 && poolIdx[log.instance[i]!] === idx)];
+        return [name, block(sc.slo, (i) => log.instance[i]! >= 0 && poolIdx[log.instance[i]!] === idx)];
       }),
     );
   }
@@ -302,6 +310,13 @@ function longDrain(res: SimResult): string[] {
     `the run went on ${drain.toFixed(0)} s after the last arrival (at ${last.toFixed(0)} s) to finish the requests in flight: ` +
       `${((drain / res.endS) * 100).toFixed(0)}% of the billed time, which the cost includes`,
   ];
+}
+
+/** A warm-up that leaves no request to measure is most likely in the wrong unit or longer than the workload. */
+function warmupNote(res: SimResult, measured: number): string[] {
+  const w = res.scenario.output.warmupS;
+  if (w === 0 || measured > 0 || res.log.n === 0) return [];
+  return [`output.warmupS = ${w} s leaves no request to measure: the last of the ${res.log.n} requests arrives at ${res.log.arrival[res.log.n - 1]!.toFixed(0)} s`];
 }
 
 /** A per-tier SLO that no request carried is most likely a misspelt tier name: say so instead of ignoring it. */

@@ -39,13 +39,16 @@ export interface RunDigest {
   timeline: TimelinePoint[];
 }
 
-/** `intervalS`: the run's `output.timelineIntervalS`, to draw idle gaps in the timeline as they were (`downsampleTimeline`). */
-export function digestRun(summary: Summary, log: RequestLog, rows: readonly TimelineRow[], intervalS?: number): RunDigest {
+/**
+ * `intervalS`: the run's `output.timelineIntervalS`, to draw idle gaps in the timeline as they were (`downsampleTimeline`);
+ * `warmupS`: its `output.warmupS`, whose requests the CDFs leave out as the summary does.
+ */
+export function digestRun(summary: Summary, log: RequestLog, rows: readonly TimelineRow[], intervalS?: number, warmupS = 0): RunDigest {
   const ttft: number[] = [];
   const tpot: number[] = [];
   const e2e: number[] = [];
   for (let i = 0; i < log.n; i++) {
-    if (!log.isDone(i)) continue;
+    if (!log.isDone(i) || log.arrival[i]! < warmupS) continue;
     ttft.push(log.ttft[i]!);
     if (log.hasTpot(i)) tpot.push(log.tpot(i));
     e2e.push(log.e2e[i]!);

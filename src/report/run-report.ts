@@ -28,7 +28,7 @@ export function buildRunReport(input: RunReportInput): Promise<string> {
     command: input.command,
     scenarioYaml: scenarioYaml(input.scenario),
     variants: [],
-    runs: [{ name: input.scenario.name, digest: digestRun(input.summary, input.log, rows, input.scenario.output.timelineIntervalS) }],
+    runs: [{ name: input.scenario.name, digest: digestRun(input.summary, input.log, rows, input.scenario.output.timelineIntervalS, input.scenario.output.warmupS) }],
   });
 }
 

@@ -27,7 +27,7 @@ export function runVariant(task: VariantTask, onProgress?: (simTimeS: number, ar
     const t0 = performance.now();
     const res = simulate(task.scenario, task.baseDir, { mode: task.mode, onProgress });
     const summary = summarize(res, (performance.now() - t0) / 1000);
-    return { ok: true, digest: digestRun(summary, res.log, res.timeline.rows, res.timeline.intervalS) };
+    return { ok: true, digest: digestRun(summary, res.log, res.timeline.rows, res.timeline.intervalS, res.scenario.output.warmupS) };
   } catch (e) {
     if (e instanceof UserError) return { ok: false, message: e.message };
     throw e;

@@ -334,9 +334,16 @@ export const scenarioSchema = z
     output: z
       // A row per interval is kept in memory: the simulator stops past MAX_TIMELINE_ROWS (timeline.ts); below 1 ms a
       // run would only reach that limit, slowly.
-      .object({ timelineIntervalS: secondsFrom(0.001).default(60) })
+      .object({
+        timelineIntervalS: secondsFrom(0.001).default(60),
+        /**
+         * Warm-up: requests arriving before this many seconds are served but left out of every latency, SLO and
+         * throughput figure of summary.json (requests.csv keeps them); the fleet's cost still covers the whole run.
+         */
+        warmupS: seconds.default(0),
+      })
       .strict()
-      .default({ timelineIntervalS: 60 }),
+      .default({ timelineIntervalS: 60, warmupS: 0 }),
     /** Stop the simulation at this time (seconds); by default it runs until every request has finished. */
     endS: positiveSeconds.optional(),
     /**
