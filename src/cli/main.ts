@@ -13,6 +13,7 @@ type Register = (program: Command) => void;
 const COMMANDS: Record<string, () => Promise<Register>> = {
   simulate: async () => (await import('./commands/simulate.ts')).registerSimulate,
   compare: async () => (await import('./commands/compare.ts')).registerCompare,
+  capacity: async () => (await import('./commands/capacity.ts')).registerCapacity,
   forecast: async () => (await import('./commands/forecast.ts')).registerForecast,
   plan: async () => (await import('./commands/plan.ts')).registerPlan,
   calibrate: async () => (await import('./commands/calibrate.ts')).registerCalibrate,

@@ -123,6 +123,14 @@ export function counterProgress<K extends string>(quiet: boolean, format: string
   };
 }
 
+/** `--target`: an attainment in (0, 1], as a fraction (0.99) or a percentage (99%). */
+export function parseTargetFlag(v: string): number {
+  const t = v.trim();
+  const x = t.endsWith('%') ? Number(t.slice(0, -1)) / 100 : Number(t);
+  if (t === '' || t === '%' || !(x > 0 && x <= 1)) throw new UserError(`--target: expected an SLO attainment in (0, 1] as 0.99 or 99%, got '${v}'`);
+  return x;
+}
+
 export function formatDuration(s: number): string {
   if (s < 120) return `${s.toFixed(0)} s`;
   if (s < 7200) return `${(s / 60).toFixed(1)} min`;

@@ -153,8 +153,8 @@ const syntheticSchema = z
   })
   .strict();
 
-const MIN_COMPRESS = 1e-3;
-const MAX_COMPRESS = 1e6;
+/** The factors `transforms.compress` may take (also the load factors `llmfleet capacity` may try). */
+export const COMPRESS_RANGE = { min: 1e-3, max: 1e6 } as const;
 
 /** A million copies of each request: past any useful scaling of a trace (and of `MAX_RATE_PER_S` from one request a second). */
 const MAX_RATE_SCALE = 1_000_000;
@@ -175,7 +175,7 @@ const transformsSchema = z
       .optional(),
     // [1e-3, 1e6]: a trace played 1000× slower to a million times faster. Far below, a trace's span (and the
     // per-interval metrics over it) grows without bound; far above, its times shrink into float noise.
-    compress: z.number().min(MIN_COMPRESS).max(MAX_COMPRESS).optional(),
+    compress: z.number().min(COMPRESS_RANGE.min).max(COMPRESS_RANGE.max).optional(),
     // Each request is copied ⌊rateScale⌋ times (transforms.ts): unbounded, a factor like 1e308 exhausts memory on the first request.
     rateScale: z.number().positive().max(MAX_RATE_SCALE).optional(),
     rateScaleJitterS: z.number().min(0).default(1),

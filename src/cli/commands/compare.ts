@@ -18,7 +18,7 @@ import { costSloPoint, describeFrontier, describeTarget, formatComparisonTable, 
 import { loadComparison, type ComparisonSetup } from '../../report/variants.ts';
 import { UserError } from '../../util/errors.ts';
 import { TRACE_FORMATS } from '../../workload/types.ts';
-import { collect, formatDuration, keptTransformsNote, nonEmptyFlag, outDirFlag, parseIntFlag, scenarioFlags } from '../util.ts';
+import { collect, formatDuration, keptTransformsNote, nonEmptyFlag, outDirFlag, parseIntFlag, parseTargetFlag, scenarioFlags } from '../util.ts';
 
 interface CompareFlags {
   scenario?: string;
@@ -131,14 +131,6 @@ async function compareSeeds(o: CompareFlags, out: string, setup: ComparisonSetup
   const threads = Math.min(workers, runs);
   const where = workers === 0 ? 'this thread' : `${threads} worker thread${threads === 1 ? '' : 's'}`;
   process.stderr.write(`${runs} runs (${variants.length} variant${variants.length === 1 ? '' : 's'} × ${seeds.length} seeds) in ${wall.toFixed(1)} s wall on ${where}\n`);
-}
-
-/** `--target`: an attainment in (0, 1], as a fraction (0.99) or a percentage (99%). */
-function parseTargetFlag(v: string): number {
-  const t = v.trim();
-  const x = t.endsWith('%') ? Number(t.slice(0, -1)) / 100 : Number(t);
-  if (t === '' || t === '%' || !(x > 0 && x <= 1)) throw new UserError(`--target: expected an SLO attainment in (0, 1] as 0.99 or 99%, got '${v}'`);
-  return x;
 }
 
 /** A path relative to the working folder when it is inside it (what a user can paste), else absolute. */
