@@ -1,8 +1,10 @@
 import { readTextFile } from '../util/read-file.ts';
+import { dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { issueError, parseConfigText } from '../util/config-file.ts';
 import { ConfigError } from '../util/errors.ts';
 import { HARDWARE } from './hardware.ts';
+import { parseHfConfig } from './hf-config.ts';
 import { MODELS } from './models.ts';
 import { vocabParams } from './params.ts';
 import type { HardwareSpec, ModelSpec } from './types.ts';
@@ -84,7 +86,8 @@ export const modelSpecSchema = modelBase
 // A file entry: every field optional (an override of a known id only names what changes); the merged entry is
 // then checked against the full schema. `name` comes from the key.
 const hardwareEntry = hardwareSpecSchema.omit({ name: true }).partial().strict();
-const modelEntry = modelBase.omit({ name: true }).partial().strict();
+// `hfConfig`: a Hugging Face config.json (relative to the catalog file) whose derived fields are the entry's base.
+const modelEntry = modelBase.omit({ name: true }).partial().extend({ hfConfig: z.string().min(1).optional() }).strict();
 const catalogId = z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, { error: 'an id of lower-case letters, digits, ".", "_" and "-", starting with a letter or digit' });
 const catalogFileSchema = z.strictObject({
   hardware: z.record(catalogId, hardwareEntry).optional(),
@@ -125,12 +128,15 @@ export function loadCatalogFile(path: string, base: Catalog = BUILTIN_CATALOG): 
 }
 
 /**
- * Same as loadCatalogFile on text already read; `source` names it in errors. Example file:
+ * Same as loadCatalogFile on text already read; `source` names it in errors, and a relative `hfConfig` path is read
+ * from its folder. Example file:
  * ```yaml
  * hardware:
  *   h100-80gb: { priceUsdPerHour: 2.5 }        # override one field of a built-in
  *   b200: { kind: gpu, memoryBytes: 192e9, bf16Flops: 2.25e15, memBandwidthBytesPerS: 8e12,
  *           interconnectBytesPerS: 900e9, priceUsdPerHour: 9, devicesPerNode: 8 }
+ * models:
+ *   qwen2.5-7b: { hfConfig: ./qwen2.5-7b/config.json, contextLength: 32768 }   # derived from the HF config
  * ```
  */
 export function parseCatalogYaml(text: string, source: string, base: Catalog = BUILTIN_CATALOG): Catalog {
@@ -144,20 +150,49 @@ export function parseCatalogYaml(text: string, source: string, base: Catalog = B
     entries: Record<string, object> | undefined,
     into: Record<string, T>,
     schema: z.ZodType<T>,
+    baseOf: (id: string, entry: object) => { base: object; from?: string } | undefined = () => undefined,
   ): void => {
     for (const [id, entry] of Object.entries(entries ?? {})) {
-      const merged = { ...(Object.hasOwn(into, id) ? into[id] : {}), ...entry, name: id };
+      const derived = baseOf(id, entry);
+      const merged = { ...(derived ? derived.base : Object.hasOwn(into, id) ? into[id] : {}), ...entry, name: id };
       const r = schema.safeParse(merged);
       if (!r.success) {
+        const field = String(r.error.issues[0]!.path[0]);
         const missing = r.error.issues.some((i) => i.path.length === 1 && !Object.hasOwn(merged, String(i.path[0])));
-        const hint = missing && !Object.hasOwn(into, id) ? ` (a new ${section} entry needs every field)` : '';
+        const hint = derived && !Object.hasOwn(entry, field) && Object.hasOwn(merged, field)
+          ? ` (derived from ${derived.from}; set ${field} in the entry to override it)`
+          : missing && !Object.hasOwn(into, id) ? ` (a new ${section} entry needs every field)` : '';
         throw issueError(r.error, merged, { ...doc, prefix: [section, id], hint });
       }
       into[id] = r.data;
     }
   };
+  // An entry with `hfConfig`: the fields derived from the config replace any built-in of the id; the entry's own
+  // fields override them. A dense model's params and activeParams are one number: setting one sets both.
+  const fromHfConfig = (id: string, entry: object): { base: object; from: string } | undefined => {
+    const e = entry as z.infer<typeof modelEntry>;
+    if (e.hfConfig === undefined) return undefined;
+    const path = isAbsolute(e.hfConfig) ? e.hfConfig : join(dirname(source), e.hfConfig);
+    const line = doc.lineOf(['models', id, 'hfConfig']);
+    let text: string;
+    try {
+      text = readTextFile(path);
+    } catch (err) {
+      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      throw new ConfigError({ source, ...(line !== undefined ? { line } : {}), path: `models.${id}.hfConfig`, expected: `a readable Hugging Face config.json (${path}: ${why})` });
+    }
+    const given = { ...(e.contextLength !== undefined ? { contextLength: e.contextLength } : {}), ...(e.bytesPerParam !== undefined ? { bytesPerParam: e.bytesPerParam } : {}) };
+    const derived = parseHfConfig(text, path, given);
+    const base: Record<string, unknown> = { ...derived };
+    if (derived.params === derived.activeParams) {
+      if (e.params !== undefined && e.activeParams === undefined) base.activeParams = e.params;
+      if (e.activeParams !== undefined && e.params === undefined) base.params = e.activeParams;
+    }
+    return { base, from: path };
+  };
   merge('hardware', parsed.data.hardware, hardware, hardwareSpecSchema as z.ZodType<HardwareSpec>);
-  merge('models', parsed.data.models, models, modelSpecSchema as z.ZodType<ModelSpec>);
+  const modelEntries = parsed.data.models && Object.fromEntries(Object.entries(parsed.data.models).map(([id, { hfConfig: _, ...rest }]) => [id, rest]));
+  merge('models', modelEntries, models, modelSpecSchema as z.ZodType<ModelSpec>, (id) => fromHfConfig(id, parsed.data.models![id]!));
   return { hardware, models };
 }
 
