@@ -10,6 +10,7 @@ import { readBailian } from './readers/bailian.ts';
 import { readVidur } from './readers/vidur.ts';
 import { readApex, readLlmServingSim } from './readers/simulator-jsonl.ts';
 import { readSplitwise } from './readers/splitwise.ts';
+import { readBlisTrace } from './readers/blis-trace.ts';
 import { readCanonicalCsv, readCanonicalJsonl } from './readers/canonical.ts';
 
 export const readers = {
@@ -21,6 +22,7 @@ export const readers = {
   llmservingsim: readLlmServingSim,
   apex: readApex,
   splitwise: readSplitwise,
+  blis: readBlisTrace,
   csv: readCanonicalCsv,
   jsonl: readCanonicalJsonl,
 } satisfies Record<TraceFormat, TraceReader>;
@@ -100,6 +102,8 @@ export function detectFormat(path: string): TraceFormat {
   if (names.includes('Request tokens') && names.includes('Response tokens')) return 'burstgpt';
   if (names.includes('arrival_timestamp') && names.includes('prompt_size')) return 'splitwise';
   if (names.includes('num_prefill_tokens') && names.includes('num_decode_tokens')) return 'vidur';
+  // BLIS TraceV2's data CSV (its YAML header is a separate file).
+  if (names.includes('arrival_time_us') && names.includes('request_id') && names.includes('input_tokens') && names.includes('output_tokens')) return 'blis';
   if (names.some((n) => n === 'arrival_s' || n === 'arrivalS')) return 'csv';
   throw new UserError(
     `${path}: cannot tell the trace format from its first line ${JSON.stringify(line.slice(0, 80))}; pass one of ${TRACE_FORMATS.join(', ')}`,

@@ -14,7 +14,7 @@ export interface TraceRequest {
   deadlineS?: number;
 }
 
-export const TRACE_FORMATS = ['azure', 'burstgpt', 'mooncake', 'bailian', 'llmservingsim', 'apex', 'splitwise', 'vidur', 'csv', 'jsonl'] as const;
+export const TRACE_FORMATS = ['azure', 'burstgpt', 'mooncake', 'bailian', 'llmservingsim', 'apex', 'splitwise', 'vidur', 'blis', 'csv', 'jsonl'] as const;
 export type TraceFormat = (typeof TRACE_FORMATS)[number];
 
 /**
