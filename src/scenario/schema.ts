@@ -373,6 +373,9 @@ export const scenarioSchema = z
 
 export type Scenario = z.output<typeof scenarioSchema>;
 
+/** A pool's name: its `name`, else `pool<index>` (its place in `fleet.pools`). */
+export const poolName = (pool: { name?: string | undefined }, index: number): string => pool.name ?? `pool${index}`;
+
 /**
  * The options a policy family's selected policy gets: its `perPolicy` entry, overridden by `options`. The merge is
  * deep for plain objects (`options.migration.intervalS` keeps `perPolicy.llumnix.migration.enabled`); a list, a

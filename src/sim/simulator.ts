@@ -15,7 +15,7 @@ import { queueOrders, type QueueOrderName } from '../policy/scheduling/registry.
 import { parseQueueOrderOptions } from '../policy/scheduling/tier-queue.ts';
 import type { QueueOrderFactory } from '../policy/scheduling/types.ts';
 import { checkScenarioNames, tpExpected } from '../scenario/names.ts';
-import { resolvedScaling, selectedOptions, type Scenario } from '../scenario/schema.ts';
+import { poolName, resolvedScaling, selectedOptions, type Scenario } from '../scenario/schema.ts';
 import { ConfigError, UserError, invariant } from '../util/errors.ts';
 import { Rng, hash32 } from '../util/rng.ts';
 import { lengthPredictors } from '../forecast/length/registry.ts';
@@ -69,7 +69,7 @@ export interface SimResult {
 export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step', catalog: Catalog, perf?: PerfModel): PoolRuntime[] {
   const names = new Set<string>();
   return sc.fleet.pools.map((p, i) => {
-    const name = p.name ?? `pool${i}`;
+    const name = poolName(p, i);
     if (names.has(name)) throw new ConfigError({ path: `fleet.pools[${i}].name`, expected: 'a name no other pool has', got: name });
     names.add(name);
     const at = <T>(fn: () => T): T => {
@@ -444,6 +444,11 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     const spotSources = new Map<Instance, SpotSource>();
     // Draws only for provisioning times given as distributions: fixed ones leave every random stream as it was.
     const provisioningRng = rng.fork('provisioning');
+    // A new ready instance: deferred requests retry, and held ones for its model and region are offered to it.
+    const onReady = (inst: Instance, t: number) => {
+      retryDeferred(t);
+      if (heldCount > 0) signalHeld(inst.model, inst.region);
+    };
     const startInstance = (pool: PoolRuntime, t: number) => {
       const acquireS = sampleLeadTime(pool.provisioning.vmAcquireS, provisioningRng);
       const loadS = sampleLeadTime(pool.provisioning.modelLoadS, provisioningRng);
@@ -451,7 +456,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
       const lead = claim ? claim.leadS : acquireS + loadS;
       const inst = fleet.add(pool, t, lead === 0, lead);
       if (claim) spotSources.set(inst, claim.source);
-      if (lead === 0) retryDeferred(t);
+      if (lead === 0) onReady(inst, t);
       else q.push({ kind: 'ready', t: t + lead, instance: inst.id });
     };
 
@@ -574,8 +579,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
         case 'ready': {
           const inst = fleet.instances[ev.instance]!;
           fleet.markReady(inst, now);
-          retryDeferred(now);
-          if (heldCount > 0) signalHeld(inst.model, inst.region);
+          onReady(inst, now);
           break;
         }
         case 'signal': {

@@ -171,6 +171,31 @@ test('held NIW requests are released only on endpoint signals (niwReleaseTo: sig
   assert.ok(firstTokens('preference').every((t) => t < 5), 'released on arrival');
 });
 
+test('an instance that starts with no provisioning lead signals held NIW requests at once, like one that becomes ready later', () => {
+  // East has no instance until a scheduled add at 5 s; its NIW requests are held (no reroute). The new instance
+  // signals as it comes up, with or without a lead time, so they start then, not at the periodic signal (60 s).
+  const rows = Array.from({ length: 5 }, (_, i) => ({ t: 1 + i * 0.01, in: 500, out: 20, tier: 'niw', region: 'east' }));
+  const firstTokens = (leadS: number) => {
+    const fleet = {
+      pools: [{ name: 'east-a', model: 'llama3.1-8b', hardware: 'h100-80gb', region: 'east', count: 0 }],
+      provisioning: { vmAcquireS: leadS, modelLoadS: 0 },
+    };
+    const sc = scenarioFor(tieredTrace(rows), {
+      fleet,
+      routing: { policy: 'sageserve', options: { reroute: false, niwReleaseTo: 'signalling', niwSignalIntervalS: 60 } },
+      scaling: { policy: 'scheduled', actions: [{ atS: 5, action: 'add', pool: 'east-a' }] },
+      maxDeferS: 86_400,
+    });
+    const res = run(sc, 'fast');
+    assert.equal(summarize(res, 0).requests.completed, 5);
+    return Array.from({ length: 5 }, (_, i) => res.log.arrival[i]! + res.log.ttft[i]!);
+  };
+  for (const leadS of [0, 2]) {
+    const t = firstTokens(leadS);
+    assert.ok(t.every((x) => x >= 5 + leadS && x < 30), `lead ${leadS} s: first tokens ${t.map((x) => x.toFixed(2)).join(', ')}`);
+  }
+});
+
 test('held NIW requests are released on the periodic signal grid whatever the timeline interval (an output setting)', () => {
   const rows = Array.from({ length: 10 }, (_, i) => ({ t: 1 + i * 0.01, in: 500, out: 20, tier: 'niw', region: 'east' }));
   const fleet = { pools: [{ name: 'west-a', model: 'llama3.1-8b', hardware: 'h100-80gb', region: 'west', count: 1 }], provisioning: { vmAcquireS: 0, modelLoadS: 0 } };
