@@ -3,7 +3,7 @@ import { kvBlocksFor } from '../perf/memory.ts';
 import { ConfigError } from '../util/errors.ts';
 import { formatPath } from '../util/config-file.ts';
 import { preserveScalerOptions, windowIntervalProblem } from '../policy/scaling/preserve.ts';
-import { resolvedScaling, selectedOptions, type Scenario } from './schema.ts';
+import { poolName, resolvedScaling, selectedOptions, type Scenario } from './schema.ts';
 
 /** Tensor parallelism shards the attention heads (vLLM refuses a degree that does not divide them). */
 export const tpExpected = (model: string, heads: number) => `a divisor of ${model}'s ${heads} attention heads`;
@@ -46,7 +46,7 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
   }
   const names = new Map<string, number>();
   sc.fleet.pools.forEach((p, i) => {
-    const name = p.name ?? `pool${i}`;
+    const name = poolName(p, i);
     // Pool names key the summary's objects, where "__proto__" would set the prototype (a pool lost from the totals).
     if (name === '__proto__') fail(['fleet', 'pools', i, 'name'], 'a name other than "__proto__"', name);
     if (names.has(name)) fail(['fleet', 'pools', i, 'name'], `a name no other pool has (pool ${names.get(name)} is '${name}')`, name);
@@ -67,7 +67,7 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
   if (typeof count === 'number') {
     const at = sc.scaling.options.count !== undefined ? ['scaling', 'options', 'count'] : ['scaling', 'perPolicy', 'static', 'count'];
     sc.fleet.pools.forEach((p, i) => {
-      const of = `of pool ${p.name ?? `pool${i}`} (static holds every pool at count)`;
+      const of = `of pool ${poolName(p, i)} (static holds every pool at count)`;
       if (count > p.maxCount) fail(at, `≤ maxCount (${p.maxCount}) ${of}`, count);
       if (count < p.minCount) fail(at, `≥ minCount (${p.minCount}) ${of}`, count);
     });
@@ -126,7 +126,7 @@ function checkMemory(sc: Scenario, catalog: Catalog, p: Scenario['fleet']['pools
     const at = candidates.map((c) => locate(c)).find((l) => l.source !== undefined && l.line === undefined) ?? locate(pool);
     const where = at.source ? `${at.source}${at.line !== undefined ? `:${at.line}` : ''} ` : '';
     const out = new ConfigError({ ...at, path: formatPath(pool), expected: 'a deployment that fits', got: p.hardware });
-    out.message = `${where}fleet.pools[${i}] (${p.name ?? `pool${i}`}): ${err.message}`;
+    out.message = `${where}fleet.pools[${i}] (${poolName(p, i)}): ${err.message}`;
     throw out;
   }
 }

@@ -6,7 +6,7 @@ import { searchMaxRate, searchMinCount, type CapacityProbe, type CapacitySearch 
 import { formatCommand } from '../../report/run-report.ts';
 import { formatAmount, formatAttainment, formatLatency as ms } from '../../report/format.ts';
 import { loadScenario } from '../../scenario/load.ts';
-import type { Scenario } from '../../scenario/schema.ts';
+import { poolName, type Scenario } from '../../scenario/schema.ts';
 import { simulate } from '../../sim/simulator.ts';
 import { UserError } from '../../util/errors.ts';
 import { COMPRESS_RANGE } from '../../workload/schema.ts';
@@ -105,7 +105,7 @@ export function registerCapacity(program: Command): void {
 
 /** The pool `--pool` names, by its name (or `poolN`); the scenario must hold its count (no scaling policy moves it). */
 function poolIndex(sc: Scenario, name: string): { index: number; name: string } {
-  const names = sc.fleet.pools.map((p, i) => p.name ?? `pool${i}`);
+  const names = sc.fleet.pools.map((p, i) => poolName(p, i));
   const index = names.indexOf(name);
   if (index < 0) throw new UserError(`--pool ${name}: expected a pool of the scenario: ${names.join(', ')}`);
   if (sc.scaling.policy !== 'none') throw new UserError(`--pool ${name}: scaling.policy is ${sc.scaling.policy}, which moves the count the search sets; add --set scaling.policy=none`);
