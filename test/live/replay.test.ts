@@ -75,6 +75,27 @@ describe('replay: a workload sent to a live server', { timeout: 120_000 }, () =>
     }
   });
 
+  it('leaves the requests arriving before output.warmupS out of its figures, the same ones simulate leaves out', async () => {
+    const emu = await startEmulator({ model: MODEL, hardware: 'h100-80gb', port: 0, timeScale: 20 });
+    try {
+      const out = mkdtempSync(join(tmpdir(), 'llmfleet-replay-warmup-'));
+      const set = ['--set', 'workload.transforms.limit=8', '--set', 'output.warmupS=5'];
+      const r = await cli(['--url', emu.url, ...set, '--time-scale', '20', '--out', out]);
+      assert.equal(r.code, 0, r.stderr);
+      const s = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+      const sim = await run(process.execPath, [BIN, 'simulate', ...set, '--quiet', '--out', join(out, 'sim')]);
+      assert.equal(sim.stderr, '');
+      const simS = JSON.parse(readFileSync(join(out, 'sim', 'summary.json'), 'utf8'));
+      assert.deepEqual([s.requests.warmup, s.requests.total], [4, 4], JSON.stringify(s.requests));
+      assert.deepEqual([s.requests.warmup, s.requests.total], [simS.requests.warmup, simS.requests.total]);
+      assert.equal(s.requests.warmup + s.requests.total, 8);
+      assert.match(r.stdout, new RegExp(`warm-up \\(output\\.warmupS\\): ${s.requests.warmup} more sent`));
+      assert.equal(s.requests.completed, s.requests.total);
+    } finally {
+      await emu.close();
+    }
+  });
+
   it('records a stalled stream as a timeout and a refused connection as such, and finishes the rest', async () => {
     const emu = await startEmulator({ model: MODEL, hardware: 'h100-80gb', port: 0, timeScale: 50, stallAfterTokens: 3 });
     const src = [

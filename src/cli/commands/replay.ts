@@ -102,27 +102,40 @@ export function registerReplay(program: Command): void {
         } else log.measured({ ...r, model }, { failed: res.failure });
         rows.push([r.id, r.arrivalS, r.inputTokens, r.outputTokens, csvCell(model), res.status, num(res.ttftS), num(res.e2eS), res.outputTokens, csvCell(res.backend), num(res.lateS), csvCell(res.error)].join(','));
       });
-      const block = latencyBlock(log, scenario.slo, () => true);
+      // With output.warmupS, as in simulate's summary: every figure is over the requests arriving from then on.
+      const warmupS = scenario.output.warmupS;
+      const measured = (i: number) => requests[i]!.arrivalS >= warmupS;
+      const block = latencyBlock(log, scenario.slo, measured);
       // queue time is not observable from a client
       const { queue: _queue, requests: _requests, ...latency } = block;
       const failReasons: Record<string, number> = {};
-      for (const res of results) if (res.failure !== '') failReasons[res.failure] = (failReasons[res.failure] ?? 0) + 1;
       let outputTokens = 0;
-      for (const res of results) if (res.failure === '') outputTokens += res.outputTokens;
+      results.forEach((res, i) => {
+        if (!measured(i)) return;
+        if (res.failure !== '') failReasons[res.failure] = (failReasons[res.failure] ?? 0) + 1;
+        else outputTokens += res.outputTokens;
+      });
+      const span = lastEndS - warmupS;
       const late = dist(results.map((res) => res.lateS));
       const summary = {
         scenario: scenario.name,
         seed: scenario.seed,
         url: base,
         timeScale,
-        requests: { total: block.requests.total, completed: block.requests.completed, failed: block.requests.dropped, failReasons },
+        requests: {
+          total: block.requests.total,
+          completed: block.requests.completed,
+          failed: block.requests.dropped,
+          failReasons,
+          ...(warmupS > 0 ? { warmup: results.length - block.requests.total } : {}),
+        },
         ...latency,
         throughput: {
-          requestsPerSecond: lastEndS > 0 ? block.requests.completed / lastEndS : 0,
-          outputTokensPerSecond: lastEndS > 0 ? outputTokens / lastEndS : 0,
+          requestsPerSecond: span > 0 ? block.requests.completed / span : 0,
+          outputTokensPerSecond: span > 0 ? outputTokens / span : 0,
         },
         client: { wallSeconds: wallS, sendLatenessS: { p50: late.p50, p99: late.p99 } },
-        ...tierBlocks(log, scenario.slo),
+        ...tierBlocks(log, scenario.slo, measured),
       };
       await writeFile(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
       await writeFile(join(out, 'requests.csv'), 'id,arrival_s,input_tokens,output_tokens,model,status,ttft_s,e2e_s,tokens_received,backend,late_s,error\n' + rows.join('\n') + (rows.length ? '\n' : ''));
@@ -131,6 +144,7 @@ export function registerReplay(program: Command): void {
         const lines = [
           `replayed ${b.requests.total} requests of ${scenario.name} (seed ${scenario.seed}) against ${base}: ${b.requests.completed} completed, ${b.requests.dropped} failed`,
           ...Object.entries(failReasons).map(([k, v]) => `  failed (${k}): ${v}`),
+          ...(warmupS > 0 ? [`  warm-up (output.warmupS): ${results.length - b.requests.total} more sent, left out of every figure here`] : []),
           ...(b.requests.completed > 0
             ? [
                 `TTFT p50 ${formatLatency(b.ttft.p50)}, p99 ${formatLatency(b.ttft.p99)}; TPOT ${b.tpot.count > 0 ? `p50 ${formatLatency(b.tpot.p50)}, p99 ${formatLatency(b.tpot.p99)}` : '– (no request had more than one output token)'}; E2E p50 ${formatLatency(b.e2e.p50)}, p99 ${formatLatency(b.e2e.p99)} (client side${timeScale !== 1 ? `, ×${timeScale}` : ''})`,
@@ -146,7 +160,7 @@ export function registerReplay(program: Command): void {
 }
 
 /** Per-tier latency blocks with each tier's own targets, as simulate's summary has them (none without tiers). */
-function tierBlocks(log: RequestLog, slo: Scenario['slo']): { tiers?: Record<string, Omit<LatencyBlock, 'queue'>> } {
+function tierBlocks(log: RequestLog, slo: Scenario['slo'], measured: (i: number) => boolean): { tiers?: Record<string, Omit<LatencyBlock, 'queue'>> } {
   const names = log.tiers.filter((t) => t !== '').sort();
   if (names.length === 0) return {};
   const tiers: [string, Omit<LatencyBlock, 'queue'>][] = [];
@@ -154,7 +168,7 @@ function tierBlocks(log: RequestLog, slo: Scenario['slo']): { tiers?: Record<str
     const idx = log.tiers.indexOf(name);
     // A tier name comes from the trace: only the scenario's own keys are targets (not `constructor`, `__proto__`).
     const own = Object.hasOwn(slo.tiers, name) ? slo.tiers[name] : undefined;
-    const { queue: _unobservable, ...block } = latencyBlock(log, { ...slo, ...own }, (i) => log.tierIdx[i] === idx);
+    const { queue: _unobservable, ...block } = latencyBlock(log, { ...slo, ...own }, (i) => log.tierIdx[i] === idx && measured(i));
     tiers.push([name, block]);
   }
   return { tiers: Object.fromEntries(tiers) };
