@@ -48,6 +48,8 @@ export function printSummary(s: Summary): void {
     lines.push(`spot pool: ${sp.donations} donated, scale-outs from ${reclaims}; ${sp.instanceHours.toFixed(2)} spot instance-h, $${sp.revenueUsd.toFixed(2)} revenue`);
   }
   const mg = s.engine.migrations;
+  const pc = s.engine.prefixCache;
+  if (pc) lines.push(`prefix cache: ${(100 * pc.hitRate).toFixed(1)} % of ${pc.queryTokens.toLocaleString('en-US')} prompt tokens found cached (engine.prefixCache)`);
   if (mg) lines.push(`migrations: ${mg.completed} completed of ${mg.ordered} ordered (${mg.refused} refused, ${mg.dropped} dropped), mean downtime ${ms(mg.meanDowntimeS)}`);
   lines.push(`simulated ${s.sim.simulatedSeconds.toFixed(0)} s in ${s.sim.wallSeconds.toFixed(2)} s wall (${s.sim.events} events, ${s.engine.iterations} iterations, ${s.engine.preemptions} preemptions)`);
   process.stdout.write(lines.join('\n') + '\n');

@@ -3,6 +3,7 @@ import type { WaitingQueue } from '../policy/scheduling/types.ts';
 import { invariant } from '../util/errors.ts';
 import type { SimRequest } from './request.ts';
 import { SplitwiseBuilder } from './scheduler-splitwise.ts';
+import { PrefixCache } from './prefix-cache.ts';
 
 export interface EngineConfig {
   /**
@@ -20,6 +21,8 @@ export interface EngineConfig {
   kvBlocks: number;
   /** `fast` jumps over runs of identical decode steps in closed form; `step` takes one event per iteration. */
   mode: 'fast' | 'step';
+  /** vLLM's automatic prefix caching for requests that carry block hashes (prefix-cache.ts; vllm and vllm-v0 only). */
+  prefixCache?: boolean;
 }
 
 export interface EngineListener {
@@ -69,6 +72,10 @@ export class Engine {
   /** Iterations executed (a fast-forwarded run counts all its iterations). */
   iterations = 0;
   preemptions = 0;
+  /** With a prefix cache: the prompt tokens of every prefill started here (a resumed one's whole context too), and those the cache spared. */
+  prefixQueryTokens = 0;
+  prefixHitTokens = 0;
+  readonly prefixCache: PrefixCache | null;
   private busy = false;
   private run: DecodeRun | null = null;
   private runMembers: SimRequest[] = [];
@@ -102,6 +109,8 @@ export class Engine {
     private readonly listener: EngineListener,
   ) {
     this.splitwise = cfg.scheduler === 'splitwise' ? new SplitwiseBuilder(this) : null;
+    invariant(!(cfg.prefixCache && this.splitwise), 'the splitwise builder has no prefix cache');
+    this.prefixCache = cfg.prefixCache ? new PrefixCache(cfg.kvBlocks * cfg.blockTokens) : null;
   }
 
   get isBusy(): boolean {
@@ -379,6 +388,7 @@ export class Engine {
         r.kvTokens += c;
         if (r.prefilled === r.prefillTarget) {
           if (r.generated === 0) this.pendingTokens -= r.inputTokens;
+          if (this.prefixCache && r.prefixHashes) this.prefixCache.insert(r.prefixHashes, r.prefixBlockTokens, Math.floor(r.inputTokens / r.prefixBlockTokens));
           r.generated++;
           if (r.firstTokenS < 0) r.firstTokenS = now;
         }
@@ -562,13 +572,14 @@ export class Engine {
     const waiting = this.waiting;
     while (waiting.size > 0 && this.nb < maxNumSeqs && running.length < maxNumSeqs && budget > 0) {
       const r = waiting.peek()!;
-      const left = r.prefillTarget - r.prefilled;
+      const cached = this.cachedPrefix(r);
+      const left = r.prefillTarget - r.prefilled - cached;
       let chunk = Math.min(left, budget);
       if (!chunkedPrefill && chunk < left) {
         if (this.nb > 0) break;
         chunk = left;
       }
-      if (!this.admitWaitingHead(r, chunk, now)) break;
+      if (!this.admitWaitingHead(r, chunk, now, cached)) break;
       budget -= chunk;
     }
   }
@@ -586,9 +597,10 @@ export class Engine {
     let budget = maxBatchedTokens;
     while (waiting.size > 0 && running.length < maxNumSeqs) {
       const r = waiting.peek()!;
-      const prompt = r.prefillTarget - r.prefilled;
+      const cached = this.cachedPrefix(r);
+      const prompt = r.prefillTarget - r.prefilled - cached;
       if (this.nb > 0 && prompt > budget) break;
-      if (!this.admitWaitingHead(r, prompt, now)) break;
+      if (!this.admitWaitingHead(r, prompt, now, cached)) break;
       budget -= prompt;
     }
     if (this.nb > 0) return;
@@ -600,10 +612,32 @@ export class Engine {
     }
   }
 
-  /** Moves the waiting queue's head `r` into the running set with `tokens` to prefill, if its KV blocks are free. */
-  private admitWaitingHead(r: SimRequest, tokens: number, now: number): boolean {
-    const needBlocks = Math.ceil((r.kvTokens + tokens) / this.cfg.blockTokens) - r.blocks;
+  /**
+   * Prompt tokens of a waiting request that the prefix cache holds, to be skipped if it is admitted now: its longest
+   * cached prefix of full blocks, short of its whole context (the last token is always computed). 0 without a
+   * cache or hashes, and for a request with progress kept (a migrated one).
+   */
+  private cachedPrefix(r: SimRequest): number {
+    if (!this.prefixCache || r.prefilled > 0) return 0;
+    if (!r.prefixHashes) return 0;
+    const hit = this.prefixCache.match(r.prefixHashes, r.prefixBlockTokens, Math.floor(r.inputTokens / r.prefixBlockTokens));
+    return Math.min(hit, r.prefillTarget - 1);
+  }
+
+  /**
+   * Moves the waiting queue's head `r` into the running set with `tokens` to prefill after the `cached` prompt
+   * tokens the prefix cache spares it, if its KV blocks are free.
+   */
+  private admitWaitingHead(r: SimRequest, tokens: number, now: number, cached: number): boolean {
+    const needBlocks = Math.ceil((r.kvTokens + cached + tokens) / this.cfg.blockTokens) - r.blocks;
     if (needBlocks > this.cfg.kvBlocks - this.usedBlocks) return false;
+    if (this.prefixCache && r.prefilled === 0) {
+      this.prefixQueryTokens += r.prefillTarget;
+      this.prefixHitTokens += cached;
+      r.cachedTokens += cached;
+      r.prefilled = cached;
+      r.kvTokens += cached;
+    }
     this.waiting.shift();
     r.status = 'running';
     this.running.push(r);

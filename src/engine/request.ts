@@ -17,6 +17,11 @@ export class SimRequest {
   readonly region: string;
   readonly app: string;
   readonly deadlineS: number;
+  /** The prompt's block hashes and their block size (TraceRequest.prefixHashes); undefined: no prefix-cache hits. */
+  readonly prefixHashes: readonly number[] | undefined;
+  readonly prefixBlockTokens: number;
+  /** Prompt tokens the prefix cache spared this request, summed over its admissions. */
+  cachedTokens = 0;
   /** What a policy believes the output length is (an oracle copy unless a predictor is configured). */
   predictedOutputTokens: number;
 
@@ -54,6 +59,8 @@ export class SimRequest {
     this.region = t.region ?? '';
     this.app = t.app ?? '';
     this.deadlineS = t.deadlineS ?? Infinity;
+    this.prefixHashes = t.prefixHashes !== undefined && t.prefixHashes.length > 0 && (t.prefixBlockTokens ?? 0) > 0 ? t.prefixHashes : undefined;
+    this.prefixBlockTokens = t.prefixBlockTokens ?? 0;
     this.predictedOutputTokens = t.outputTokens;
     this.prefillTarget = t.inputTokens;
   }

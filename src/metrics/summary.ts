@@ -45,7 +45,13 @@ export interface Summary extends Omit<LatencyBlock, 'requests' | 'slo'> {
     pools: Record<string, { instances: number; instanceHours: number; gpuHours: number; costUsd: number }>;
   };
   /** `migrations` only with a router that migrates requests (Llumnix with `migration.enabled`). */
-  engine: { iterations: number; preemptions: number; migrations?: MigrationSummary };
+  engine: {
+    iterations: number;
+    preemptions: number;
+    migrations?: MigrationSummary;
+    /** With engine.prefixCache: the prompt tokens of every prefill started (whole run, warm-up included) and those the cache spared. */
+    prefixCache?: { queryTokens: number; hitTokens: number; hitRate: number };
+  };
   tiers?: Record<string, LatencyBlock>;
   /** Only with requests for more than one model: each model's requests, judged by the top-level targets. */
   models?: Record<string, LatencyBlock>;
@@ -142,7 +148,12 @@ export function summarize(res: SimResult, wallSeconds: number): Summary {
       costUsd: cost,
       pools,
     },
-    engine: { iterations: res.iterations, preemptions: res.preemptions, ...(res.migrations ? { migrations: res.migrations } : {}) },
+    engine: {
+      iterations: res.iterations,
+      preemptions: res.preemptions,
+      ...(res.migrations ? { migrations: res.migrations } : {}),
+      ...(res.prefixCache ? { prefixCache: { ...res.prefixCache, hitRate: res.prefixCache.queryTokens > 0 ? res.prefixCache.hitTokens / res.prefixCache.queryTokens : 0 } } : {}),
+    },
     notes: [...res.notes, ...unusedTierSlos(sc.slo.tiers, log.tiers), ...unservedModels(res), ...lateFirstArrival(res), ...longDrain(res), ...warmupNote(res, all.requests.total)],
     sim: { simulatedSeconds: endS, events: res.events, wallSeconds },
   };

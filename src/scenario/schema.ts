@@ -41,6 +41,8 @@ const engineFields = {
   /** Fix the KV capacity in tokens (SplitwiseSim states it this way); rounded down to whole blocks. */
   kvCapacityTokens: posInt,
   queueOrder: z.enum(Object.keys(queueOrders) as [keyof typeof queueOrders]),
+  /** vLLM's automatic prefix caching, for requests whose trace gives block hashes (engine/prefix-cache.ts). */
+  prefixCache: z.boolean(),
 };
 
 /** Fixed limits in the range of vLLM V1's (its own depend on the GPU: `auto` asks for them, engine/vllm-defaults.ts). */
@@ -52,6 +54,7 @@ export const ENGINE_DEFAULTS = {
   blockTokens: 16,
   gpuMemoryUtilization: 0.9,
   queueOrder: 'fcfs',
+  prefixCache: false,
 } as const;
 
 const engineOverrideSchema = z
@@ -61,6 +64,10 @@ const engineOverrideSchema = z
   .refine((e) => !(e.chunkedPrefill === true && (e.scheduler === 'vllm-v0' || e.scheduler === 'splitwise')), {
     message: 'false or absent with scheduler vllm-v0 or splitwise (neither chunks prompts; chunked prefill is scheduler vllm)',
     path: ['chunkedPrefill'],
+  })
+  .refine((e) => !(e.prefixCache === true && e.scheduler === 'splitwise'), {
+    message: 'false or absent with scheduler splitwise (SplitwiseSim has no prefix cache; use vllm or vllm-v0)',
+    path: ['prefixCache'],
   });
 export const engineSchema = engineOverrideSchema.transform((e) => ({ ...ENGINE_DEFAULTS, ...e }));
 

@@ -48,6 +48,8 @@ export interface SimResult {
   events: number;
   iterations: number;
   preemptions: number;
+  /** With `engine.prefixCache` on some pool: prompt tokens of the prefills started there, and those the cache spared. */
+  prefixCache?: { queryTokens: number; hitTokens: number };
   /** Trace rows read but not replayed, by reason (e.g. BurstGPT failures); empty for generated workloads. */
   skippedInTrace: Record<string, number>;
   /**
@@ -115,6 +117,7 @@ export function resolvePools(sc: Scenario, baseDir: string, mode: 'fast' | 'step
       blockTokens: e.blockTokens,
       kvBlocks,
       mode,
+      prefixCache: e.prefixCache,
     };
     return {
       name,
@@ -692,9 +695,14 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     log.settleUnfinished();
     let iterations = 0;
     let preemptions = 0;
+    const prefixCache = pools.some((p) => p.engine.prefixCache) ? { queryTokens: 0, hitTokens: 0 } : undefined;
     for (const inst of fleet.instances) {
       iterations += inst.engine.iterations;
       preemptions += inst.engine.preemptions;
+      if (prefixCache) {
+        prefixCache.queryTokens += inst.engine.prefixQueryTokens;
+        prefixCache.hitTokens += inst.engine.prefixHitTokens;
+      }
     }
     // Taken before reading past endS below: skipped rows after the last request replayed are not counted.
     const skippedInTrace = { ...workload.traceStats?.skipped };
@@ -702,6 +710,7 @@ export function simulate(sc: Scenario, baseDir: string, opts: SimOptions): SimRe
     if (scaler?.notes) notes.push(...scaler.notes());
     for (const a of actions.slice(nextAction)) notes.push(`scaling.actions[${a.i}] (${a.action} ${a.count} on ${a.pool} at ${a.atS} s): not done, the run ended at ${+endS.toFixed(1)} s`);
     const res: SimResult = { scenario: sc, log, timeline, fleet, pools, endS, events, iterations, preemptions, skippedInTrace, notes };
+    if (prefixCache) res.prefixCache = prefixCache;
     if (scaling.policy !== 'none') res.scaling = scalingLog;
     if (sc.endS !== undefined) {
       // Requests that would arrive after endS: the one taken from the stream but not arrived (`pending`), and what

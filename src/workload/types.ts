@@ -12,6 +12,13 @@ export interface TraceRequest {
   app?: string;
   /** Absolute deadline in seconds on the same clock as arrivalS. */
   deadlineS?: number;
+  /**
+   * Hashes of the prompt's blocks of `prefixBlockTokens` tokens each (Mooncake's and Qwen-Bailian's `hash_ids`):
+   * hash i stands for the prompt up to the end of block i, so equal leading hashes are a shared prefix. Read by the
+   * engine's prefix cache (`engine.prefixCache`).
+   */
+  prefixHashes?: readonly number[];
+  prefixBlockTokens?: number;
 }
 
 export const TRACE_FORMATS = ['azure', 'burstgpt', 'mooncake', 'bailian', 'llmservingsim', 'apex', 'splitwise', 'vidur', 'blis', 'csv', 'jsonl'] as const;

@@ -284,7 +284,7 @@ const mooncakeCase = fc
         ? { timestamp: t, input_length: r.input, output_length: r.output, hash_ids: r.hashes }
         : { hash_ids: r.hashes, output_length: r.output, input_length: r.input, timestamp: t };
       lines.push(JSON.stringify(o));
-      expected.push({ arrivalS: (t - t0) / 1000, inputTokens: r.input, outputTokens: r.output });
+      expected.push({ arrivalS: (t - t0) / 1000, inputTokens: r.input, outputTokens: r.output, ...(r.hashes.length > 0 ? { prefixHashes: r.hashes, prefixBlockTokens: 512 } : {}) });
     });
     return { format: 'mooncake', lines, expected, skipped: {} };
   });

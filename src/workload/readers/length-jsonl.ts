@@ -16,6 +16,8 @@ export interface LengthJsonlSpec {
   skipZeroOutput?: string;
   /** A key whose string value becomes the request's `app`. */
   app?: string;
+  /** Tokens per block of the optional `hash_ids` list (the prompt's block hashes, for the prefix cache). */
+  hashBlockTokens?: number;
 }
 
 export const MOONCAKE_KEYS = { time: 'timestamp', input: 'input_length', output: 'output_length' };
@@ -55,6 +57,16 @@ export function lengthJsonlReader(spec: LengthJsonlSpec): TraceReader {
           const v = o[spec.app];
           if (typeof v !== 'string' || v === '') throw new ConfigError({ source: path, line: lr.lineNo, path: spec.app, expected: 'a non-empty string', got: v });
           req.app = v;
+        }
+        if (spec.hashBlockTokens !== undefined && o.hash_ids !== undefined) {
+          const h = o.hash_ids;
+          if (!Array.isArray(h) || !h.every((x) => typeof x === 'number' && Number.isInteger(x))) {
+            throw new ConfigError({ source: path, line: lr.lineNo, path: 'hash_ids', expected: 'a list of integers (the prompt\'s block hashes)', got: h });
+          }
+          if (h.length > 0) {
+            req.prefixHashes = h as number[];
+            req.prefixBlockTokens = spec.hashBlockTokens;
+          }
         }
         stats.rows++;
         yield req;

@@ -1,0 +1,84 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PrefixCache } from '../../src/engine/prefix-cache.ts';
+import { summarize } from '../../src/metrics/summary.ts';
+import { scenarioSchema } from '../../src/scenario/schema.ts';
+import { openTrace } from '../../src/workload/trace.ts';
+import { ConfigError } from '../../src/util/errors.ts';
+import { outcomes, run, scenarioFor } from '../helpers/sim.ts';
+
+test('PrefixCache: a hit is the leading run of cached blocks; eviction takes a prompt\'s tail before its head', () => {
+  const c = new PrefixCache(4 * 512);
+  c.insert([1, 2, 3], 512, 3);
+  assert.equal(c.match([1, 2, 3, 4], 512, 4), 3 * 512);
+  assert.equal(c.match([1, 9, 3], 512, 3), 512, 'stops at the first miss');
+  assert.equal(c.match([1, 2, 3], 512, 2), 2 * 512, 'only the full blocks asked for');
+  // Two more blocks overflow the 4-block capacity by one: the least recent, block 3 (the first prompt's tail) goes.
+  c.insert([7, 8], 512, 2);
+  assert.equal(c.size, 4 * 512);
+  assert.equal(c.match([1, 2, 3], 512, 3), 2 * 512);
+  assert.equal(c.match([7, 8], 512, 2), 2 * 512);
+  // A refresh makes blocks most recent: 1, 2 survive the next insertion, 7 and 8 do not.
+  c.insert([1, 2], 512, 2);
+  c.insert([5, 6], 512, 2);
+  assert.equal(c.match([1, 2], 512, 2), 1024);
+  assert.equal(c.match([7], 512, 1), 0);
+});
+
+/** A Mooncake trace (512-token blocks) of the given rows. */
+function mooncake(rows: { t: number; in: number; out: number; hashes?: number[] }[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'llmfleet-prefix-'));
+  const path = join(dir, 'trace.jsonl');
+  writeFileSync(path, rows.map((r) => JSON.stringify({ timestamp: r.t * 1000, input_length: r.in, output_length: r.out, ...(r.hashes ? { hash_ids: r.hashes } : {}) })).join('\n') + '\n');
+  return path;
+}
+
+const rows = [
+  { t: 0, in: 2048, out: 4, hashes: [1, 2, 3, 4] },
+  { t: 10, in: 2048, out: 4, hashes: [1, 2, 3, 5] }, // shares 3 blocks with the first
+  { t: 20, in: 2048, out: 4, hashes: [9, 10, 11, 12] }, // shares none
+  { t: 30, in: 2048, out: 4, hashes: [1, 2, 3, 4] }, // the first prompt again: all but its last token cached
+  { t: 40, in: 2048, out: 4 }, // no hashes: never a hit
+];
+const scenario = (prefixCache: boolean) => scenarioFor('', { workload: { trace: { path: mooncake(rows), format: 'mooncake' } }, engine: { prefixCache } });
+
+test('engine.prefixCache: a prompt skips the prefill of its cached prefix (at least its last token is computed); summary counts the hits', () => {
+  const on = run(scenario(true), 'fast');
+  const off = run(scenario(false), 'fast');
+  const ttft = (res: typeof on) => Array.from({ length: rows.length }, (_, i) => res.log.ttft[i]!);
+  const [a, b, c, d, e] = ttft(on);
+  // linearPerf's prefill: 1 ms + 0.01 ms a token.
+  assert.ok(Math.abs(a! - (0.001 + 2048e-5)) < 1e-12, `${a}`);
+  assert.ok(Math.abs(b! - (0.001 + 512e-5)) < 1e-12, `${b}`);
+  assert.ok(Math.abs(c! - a!) < 1e-12 && Math.abs(e! - a!) < 1e-12);
+  assert.ok(Math.abs(d! - (0.001 + 1e-5)) < 1e-12, `${d}`);
+  for (const t of ttft(off)) assert.ok(Math.abs(t - a!) < 1e-12, 'without the cache every prompt is prefilled whole');
+  const s = summarize(on, 0);
+  assert.deepEqual(s.engine.prefixCache, { queryTokens: 5 * 2048, hitTokens: 1536 + 2047, hitRate: (1536 + 2047) / (5 * 2048) });
+  assert.equal(summarize(off, 0).engine.prefixCache, undefined);
+  assert.deepEqual(outcomes(run(scenario(true), 'step')), outcomes(on), 'step mode agrees with fast mode');
+});
+
+test('engine.prefixCache: in a small KV cache a prefix loses its tail blocks first and the rest still hits; vllm-v0 hits too', () => {
+  // 2,560 tokens of KV (5 blocks): the third prompt's 4 blocks push out 3 of the first's, last first; its head stays.
+  const small = (scheduler: string) => scenarioFor('', {
+    workload: { trace: { path: mooncake([rows[0]!, rows[2]!, { ...rows[3]!, t: 30 }]), format: 'mooncake' } },
+    engine: { prefixCache: true, kvCapacityTokens: 2560, scheduler, ...(scheduler === 'vllm-v0' ? { chunkedPrefill: false } : {}) },
+  });
+  const s = summarize(run(small('vllm'), 'fast'), 0);
+  assert.equal(s.engine.prefixCache!.hitTokens, 512);
+  const big = scenarioFor('', { workload: { trace: { path: mooncake(rows.slice(0, 2)), format: 'mooncake' } }, engine: { prefixCache: true, scheduler: 'vllm-v0', chunkedPrefill: false } });
+  assert.equal(summarize(run(big, 'fast'), 0).engine.prefixCache!.hitTokens, 1536);
+});
+
+test('engine.prefixCache with scheduler splitwise is refused; hash_ids that are not a list of integers name the line', () => {
+  const r = scenarioSchema.safeParse({ name: 'x', workload: { trace: { path: 't.csv' } }, fleet: { pools: [{ model: 'llama3.1-8b', hardware: 'h100-80gb', count: 1 }] }, engine: { scheduler: 'splitwise', chunkedPrefill: false, prefixCache: true } });
+  assert.equal(r.success, false);
+  assert.match(JSON.stringify(r.error!.issues[0]), /prefixCache.*SplitwiseSim has no prefix cache/);
+  const path = mooncake([{ t: 0, in: 10, out: 2, hashes: [1] }]);
+  writeFileSync(path, `{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [1]}\n{"timestamp": 5, "input_length": 10, "output_length": 2, "hash_ids": ["a"]}\n`);
+  assert.throws(() => [...openTrace(path, 'mooncake')], (e: unknown) => e instanceof ConfigError && /trace\.jsonl:2 hash_ids: expected a list of integers/.test(e.message));
+});
