@@ -67,4 +67,7 @@ export interface RequestView {
   readonly region: string;
   readonly app: string;
   readonly deadlineS: number;
+  /** The prompt's block hashes and tokens per block, when known (a trace's `hash_ids`; the gateway hashes prompt text). */
+  readonly prefixHashes?: readonly number[] | undefined;
+  readonly prefixBlockTokens?: number;
 }

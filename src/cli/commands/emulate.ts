@@ -23,6 +23,7 @@ interface EmulateFlags {
   chatOutputTokens: string;
   kvBlocks?: string;
   maxNumSeqs?: string;
+  enablePrefixCaching?: boolean;
   catalog?: string;
 }
 
@@ -46,6 +47,7 @@ export function registerEmulate(program: Command): void {
     .option('--chat-output-tokens <n>', 'output tokens of a chat without max_tokens (its emulated EOS; at most the context left)', '256')
     .option('--kv-blocks <n>', 'override the KV capacity in 16-token blocks (default: from the memory plan)')
     .option('--max-num-seqs <n>', 'override the batch size limit (default 256)')
+    .option('--enable-prefix-caching', "model vLLM's automatic prefix caching: a prompt whose leading text (or token ids) another request sent skips that part of its prefill (engine.prefixCache; off by default here)")
     .action(async (o: EmulateFlags) => {
       // An empty --host would listen on every interface, an empty --served-name serve a model with id ''.
       const host = nonEmptyFlag('--host', o.host, 'listen address');
@@ -65,11 +67,12 @@ export function registerEmulate(program: Command): void {
         if (n < min) throw new UserError(`${flag}: expected an integer ≥ ${min}, got ${n}`);
         return n;
       };
-      const engine: Record<string, number> = {};
+      const engine: Record<string, number | boolean> = {};
       const kvBlocks = intAtLeast(1, '--kv-blocks', o.kvBlocks);
       const maxNumSeqs = intAtLeast(1, '--max-num-seqs', o.maxNumSeqs);
       if (kvBlocks !== undefined) engine.kvBlocks = kvBlocks;
       if (maxNumSeqs !== undefined) engine.maxNumSeqs = maxNumSeqs;
+      if (o.enablePrefixCaching) engine.prefixCache = true;
       // A bad file is a ConfigError naming it (and the line and field of a bad entry): exit 2, one line.
       const catalog = o.catalog === undefined ? undefined : loadCatalogFile(resolve(nonEmptyFlag('--catalog', o.catalog, 'catalog file')));
       const emu = await startEmulator({

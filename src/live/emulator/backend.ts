@@ -1,4 +1,5 @@
 import { Engine } from '../../engine/engine.ts';
+import { PROMPT_HASH_BLOCK_TOKENS } from '../prompt-hashes.ts';
 import { SimRequest } from '../../engine/request.ts';
 import { UserError } from '../../util/errors.ts';
 import { BUILTIN_CATALOG, getHardware, getModel, type Catalog } from '../../model/catalog.ts';
@@ -131,11 +132,15 @@ export class EmulatedBackend {
     return undefined;
   }
 
-  /** Queues a request now; its tokens go to `sink`. Returns the engine request (read-only for callers). */
-  submit(inputTokens: number, outputTokens: number, sink: TokenSink): SimRequest {
+  /**
+   * Queues a request now; its tokens go to `sink`. `prefixHashes`: its prompt's block hashes (prompt-hashes.ts),
+   * read by the engine's prefix cache when it has one. Returns the engine request (read-only for callers).
+   */
+  submit(inputTokens: number, outputTokens: number, sink: TokenSink, prefixHashes?: readonly number[]): SimRequest {
     // Boundaries due before this arrival happen first, so the engine sees events in time order.
     const now = this.catchUp();
-    const r = new SimRequest({ id: this.nextId++, arrivalS: now, inputTokens, outputTokens }, this.pool.model);
+    const prefix = prefixHashes ? { prefixHashes, prefixBlockTokens: PROMPT_HASH_BLOCK_TOKENS } : {};
+    const r = new SimRequest({ id: this.nextId++, arrivalS: now, inputTokens, outputTokens, ...prefix }, this.pool.model);
     this.live.set(r.id, { req: r, sink, sent: 0, lastTokenS: now });
     this.promptTokensTotal += inputTokens;
     const next = this.engine.enqueue(r, now);
@@ -244,6 +249,12 @@ export class EmulatedBackend {
       renderScalar('vllm:kv_cache_usage_perc', 'gauge', 'KV-cache usage. 1 means 100 percent usage.', lb, this.kvUsedFraction),
       renderScalar('vllm:cache_config_info', 'gauge', 'Information of the LLMEngine CacheConfig.', `block_size="${this.pool.engine.blockTokens}",num_gpu_blocks="${this.pool.engine.kvBlocks}"`, 1),
       renderScalar('vllm:num_preemptions_total', 'counter', 'Cumulative number of preemptions.', lb, this.engine.preemptions),
+      ...(this.engine.prefixCache
+        ? [
+            renderScalar('vllm:prefix_cache_queries_total', 'counter', 'Prefix cache queries, in terms of number of queried tokens.', lb, this.engine.prefixQueryTokens),
+            renderScalar('vllm:prefix_cache_hits_total', 'counter', 'Prefix cache hits, in terms of number of cached tokens.', lb, this.engine.prefixHitTokens),
+          ]
+        : []),
       renderScalar('vllm:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', lb, this.promptTokensTotal),
       renderScalar('vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', lb, this.generationTokensTotal),
       // vLLM labels it by finish reason; the emulator always generates max_tokens (as with ignore_eos), so every one is `length`.

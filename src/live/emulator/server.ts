@@ -6,6 +6,7 @@ import { scaledClock, type LiveClock } from '../clock.ts';
 import { BodyTooLarge, isGet, listen, nonJsonContentType, parseJsonObject, readBody, sendError, sendJson, SERVER_ROUTES } from '../http-util.ts';
 import { syntheticToken } from '../tokens.ts';
 import { completionFields } from '../openai-request.ts';
+import { promptBlockHashes } from '../prompt-hashes.ts';
 import { timerMs } from '../timers.ts';
 import { EmulatedBackend, type BackendSpec } from './backend.ts';
 
@@ -127,6 +128,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
     }
     const chunk = (choice: Record<string, unknown>) => `data: ${JSON.stringify({ id, object, created, model, choices: [{ index: 0, ...choice }] })}\n\n`;
     const usageBlock = () => ({ prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens });
+    const hashes = backend.engine.prefixCache ? promptBlockHashes(body, chat) : undefined;
     const r = backend.submit(inputTokens, outputTokens, {
       onTokens(from, to) {
         const upto = Math.min(to, stall);
@@ -151,7 +153,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
           sendJson(res, 200, { id, object, created, model, choices: [choice], usage: usageBlock() });
         }
       },
-    });
+    }, hashes);
     res.on('close', () => {
       if (!res.writableFinished) backend.detach(r.id);
     });

@@ -15,6 +15,7 @@ import { excluding, LiveFleet, LiveRequest, type LiveBackend } from './live-flee
 import { GatewayMetrics } from './metrics.ts';
 import { BackendMonitor } from './monitor.ts';
 import { parseCompletion, TIER_HEADER } from './parse-request.ts';
+import { PROMPT_HASH_BLOCK_TOKENS } from '../prompt-hashes.ts';
 
 export { TIER_HEADER };
 export const BACKEND_HEADER = 'x-llmfleet-backend';
@@ -108,6 +109,8 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
   const clock = opts.clock ?? scaledClock(1);
   const fleet = new LiveFleet();
   const router = createRouter(cfg.routing.policy, cfg.routing.options, { rng: new Rng(cfg.seed).fork('router') });
+  // Only the prefix-aware router reads a prompt's block hashes: the others are spared hashing every prompt.
+  const hashPrompts = cfg.routing.policy === 'prefix-aware';
   if (router.migrate) {
     // Refused rather than ignored: the same policy would behave differently here than in simulation.
     throw new ConfigError({ path: 'routing.options.migration.enabled', expected: 'false in the live plane (no engine behind the gateway can move a running request)', got: true });
@@ -528,7 +531,7 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
       }
       return;
     }
-    const parsed = parseCompletion(buf, path === '/v1/chat/completions', req.headers, servedNames, cfg.tiers, cfg.chatDefaultOutputTokens);
+    const parsed = parseCompletion(buf, path === '/v1/chat/completions', req.headers, servedNames, cfg.tiers, cfg.chatDefaultOutputTokens, hashPrompts);
     if ('status' in parsed) {
       metrics.countRequest(parsed.model === undefined ? '' : poolOfName.get(parsed.model)!, '', String(parsed.status));
       return sendError(res, parsed.status, parsed.message, 'invalid_request_error', parsed.code, {}, parsed.param);
@@ -550,7 +553,10 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
     const headers = forwardedHeaders(req.headers);
     const p: Pending = {
       progress: null,
-      view: { id: nextReqId++, arrivalS: clock.nowS(), inputTokens, predictedOutputTokens: maxTokens, model, tier, region: '', app: '', deadlineS: Infinity },
+      view: {
+        id: nextReqId++, arrivalS: clock.nowS(), inputTokens, predictedOutputTokens: maxTokens, model, tier, region: '', app: '', deadlineS: Infinity,
+        ...(parsed.prefixHashes ? { prefixHashes: parsed.prefixHashes, prefixBlockTokens: PROMPT_HASH_BLOCK_TOKENS } : {}),
+      },
       tier,
       priority,
       stream: parsed.stream,

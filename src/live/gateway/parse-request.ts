@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { nonJsonContentType, parseJsonObject } from '../http-util.ts';
 import { completionFields } from '../openai-request.ts';
+import { promptBlockHashes } from '../prompt-hashes.ts';
 
 export const TIER_HEADER = 'x-llmfleet-tier';
 
@@ -17,6 +18,8 @@ export interface ParsedRequest {
   stream: boolean;
   tier: string;
   priority: number;
+  /** With `hashPrompt`: the prompt's block hashes (prompt-hashes.ts), for the prefix-aware router. */
+  prefixHashes?: number[];
 }
 
 /** An OpenAI-style 4xx: status, message, code, and the request field at fault (`param`) when there is one. */
@@ -34,6 +37,7 @@ export interface BadRequest {
  * Prompt tokens are counted as the emulator counts them; `max_tokens` / `max_completion_tokens` is the predicted
  * output. Without one, /v1/completions predicts vLLM's default limit, 16; chat predicts `chatDefaultOutputTokens`
  * (vLLM lets such a chat generate up to the context left after the prompt, so any number here is an estimate).
+ * `hashPrompt` adds the prompt's block hashes (only a router that reads them needs the work).
  */
 export function parseCompletion(
   buf: Buffer,
@@ -42,6 +46,7 @@ export function parseCompletion(
   models: ReadonlySet<string>,
   tiers: { default: string; priorities: Record<string, number> },
   chatDefaultOutputTokens = CHAT_DEFAULT_OUTPUT_TOKENS,
+  hashPrompt = false,
 ): ParsedRequest | BadRequest {
   const badType = nonJsonContentType(headers);
   if (badType) return { status: 415, message: badType, code: 'unsupported_media_type', param: null };
@@ -59,5 +64,5 @@ export function parseCompletion(
   // Own keys only: an inherited name (`constructor`, `__proto__`, `toString`) is not a configured tier.
   const priority = Object.hasOwn(tiers.priorities, tier) ? tiers.priorities[tier] : undefined;
   if (typeof priority !== 'number') return { status: 400, message: `${TIER_HEADER}: unknown tier '${tier}'; valid: ${Object.keys(tiers.priorities).join(', ')}`, code: 'invalid_tier', param: null, model };
-  return { model, inputTokens: f.inputTokens, maxTokens: f.maxTokens, stream: f.stream, tier, priority };
+  return { model, inputTokens: f.inputTokens, maxTokens: f.maxTokens, stream: f.stream, tier, priority, ...(hashPrompt ? { prefixHashes: promptBlockHashes(body, chat) } : {}) };
 }

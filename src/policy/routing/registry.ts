@@ -3,6 +3,7 @@ import { leastKv } from './least-kv.ts';
 import { leastLoaded } from './least-loaded.ts';
 import { llumnix } from './llumnix.ts';
 import { preserve } from './preserve.ts';
+import { prefixAware } from './prefix-aware.ts';
 import { leastRequests } from './least-requests.ts';
 import { pendingTokens } from './pending-tokens.ts';
 import { powerOfTwo } from './power-of-two.ts';
@@ -26,6 +27,7 @@ export const routers = {
   preserve,
   llumnix,
   'least-loaded': leastLoaded,
+  'prefix-aware': prefixAware,
 } satisfies Record<string, RouterEntry>;
 
 export type RouterName = keyof typeof routers;
