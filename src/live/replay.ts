@@ -1,6 +1,6 @@
 import { Pool, request } from 'undici';
 import { UserError } from '../util/errors.ts';
-import { Rng } from '../util/rng.ts';
+import { Rng, hash32 } from '../util/rng.ts';
 import type { TraceRequest } from '../workload/types.ts';
 import { TIER_HEADER } from './gateway/parse-request.ts';
 import { sleepMs, timerMs } from './timers.ts';
@@ -89,7 +89,7 @@ export async function replay(baseUrl: string, src: Iterable<TraceRequest>, o: Re
     const lateS = (Math.max(0, sent - due) / 1000) * o.timeScale;
     const body = JSON.stringify({
       model: o.modelOf(r),
-      prompt: promptIds(prompts, r.inputTokens),
+      prompt: promptIds(prompts, r.inputTokens, r),
       max_tokens: r.outputTokens,
       stream: true,
       stream_options: { include_usage: true },
@@ -282,11 +282,24 @@ export async function checkServedModel(base: string, model: string, timeoutS: nu
  * A prompt of n token ids, uniform in [1000, 31000): inside every common vocabulary (Llama-2 and Mistral have
  * 32,000 ids) and past the special ones. Random, not one id repeated: with prefix caching on (vLLM V1's default)
  * a server would otherwise find every later prompt's blocks cached and skip almost all its prefill, which the
- * simulator it is compared with does not model; and a mixture-of-experts model would route every token alike.
+ * simulator does not model without block hashes; and a mixture-of-experts model would route every token alike.
+ * A request whose trace gives block hashes (`prefix`: Mooncake's, Qwen-Bailian's `hash_ids`) gets, for each full
+ * block, ids drawn from a stream seeded by that block's hash: prompts share exactly the prefixes their hashes say,
+ * so a server's prefix cache finds what the simulator's `engine.prefixCache` finds.
  */
-export function promptIds(rng: Rng, n: number): number[] {
+export function promptIds(rng: Rng, n: number, prefix?: { prefixHashes?: readonly number[]; prefixBlockTokens?: number }): number[] {
   const ids = new Array<number>(n);
-  for (let i = 0; i < n; i++) ids[i] = 1000 + rng.int(30000);
+  let i = 0;
+  const hashes = prefix?.prefixHashes;
+  const bt = prefix?.prefixBlockTokens ?? 0;
+  if (hashes && bt > 0) {
+    const full = Math.min(Math.floor(n / bt), hashes.length);
+    for (let k = 0; k < full; k++) {
+      const block = new Rng(hash32(`block/${hashes[k]}`));
+      for (let j = 0; j < bt; j++) ids[i++] = 1000 + block.int(30000);
+    }
+  }
+  for (; i < n; i++) ids[i] = 1000 + rng.int(30000);
   return ids;
 }
 

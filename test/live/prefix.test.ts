@@ -5,6 +5,13 @@ import { gatewayConfigSchema } from '../../src/live/gateway/config.ts';
 import { startGateway } from '../../src/live/gateway/gateway.ts';
 import { promptBlockHashes, PROMPT_HASH_BLOCK_TOKENS } from '../../src/live/prompt-hashes.ts';
 import { MODEL } from './helpers.ts';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { replay } from '../../src/live/replay.ts';
+import { openTrace } from '../../src/workload/trace.ts';
+import { summarize } from '../../src/metrics/summary.ts';
+import { run, scenarioFor } from '../helpers/sim.ts';
 
 const BLOCK_BYTES = PROMPT_HASH_BLOCK_TOKENS * 4;
 
@@ -33,6 +40,31 @@ test('prompt hashes: one per full block, equal exactly as far as two prompts agr
 });
 
 describe('prefix caching on the live plane', { timeout: 60_000 }, () => {
+  it('replay turns a trace\'s hash_ids into prompts that share those prefixes: the emulator finds what the simulator finds', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'llmfleet-prefix-replay-'));
+    const path = join(dir, 'trace.jsonl');
+    const rows = [
+      { timestamp: 0, input_length: 1100, output_length: 2, hash_ids: [1, 2, 3] },
+      { timestamp: 200, input_length: 1500, output_length: 2, hash_ids: [1, 2, 4] },
+      { timestamp: 400, input_length: 700, output_length: 2, hash_ids: [1, 5] },
+      { timestamp: 600, input_length: 1100, output_length: 2, hash_ids: [9, 2, 3] },
+    ];
+    writeFileSync(path, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const simulated = summarize(run(scenarioFor('', { workload: { trace: { path, format: 'mooncake' } }, engine: { prefixCache: true } }), 'fast'), 0).engine.prefixCache!;
+    // Block 0 (512 tokens) again for the second and third, blocks 0–1 for the second: 1024 + 512 tokens.
+    assert.equal(simulated.hitTokens, 1024 + 512);
+    const emu = await startEmulator({ model: MODEL, hardware: 'h100-80gb', timeScale: 20, engine: { prefixCache: true } });
+    try {
+      const res = await replay(emu.url, openTrace(path, 'mooncake'), { timeScale: 20, modelOf: () => MODEL, timeoutS: 30, maxInFlight: 8, ignoreEos: true });
+      assert.ok(res.every((r) => r.failure === ''), JSON.stringify(res));
+      const m = await (await fetch(`${emu.url}/metrics`)).text();
+      assert.equal(Number(/^vllm:prefix_cache_hits_total\{[^}]*\} (\d+)/m.exec(m)![1]), simulated.hitTokens);
+      assert.equal(Number(/^vllm:prefix_cache_queries_total\{[^}]*\} (\d+)/m.exec(m)![1]), simulated.queryTokens);
+    } finally {
+      await emu.close();
+    }
+  });
+
   it('the emulator with --enable-prefix-caching reports vLLM\'s prefix-cache counters; prefix-aware routing keeps a prefix on one backend', async () => {
     const emus: Emulator[] = [];
     try {
