@@ -634,7 +634,6 @@ export class Engine {
     if (this.prefixCache && r.prefilled === 0) {
       this.prefixQueryTokens += r.prefillTarget;
       this.prefixHitTokens += cached;
-      r.cachedTokens += cached;
       r.prefilled = cached;
       r.kvTokens += cached;
     }

@@ -20,8 +20,6 @@ export class SimRequest {
   /** The prompt's block hashes and their block size (TraceRequest.prefixHashes); undefined: no prefix-cache hits. */
   readonly prefixHashes: readonly number[] | undefined;
   readonly prefixBlockTokens: number;
-  /** Prompt tokens the prefix cache spared this request, summed over its admissions. */
-  cachedTokens = 0;
   /** What a policy believes the output length is (an oracle copy unless a predictor is configured). */
   predictedOutputTokens: number;
 
