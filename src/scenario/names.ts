@@ -57,6 +57,10 @@ export function checkScenarioNames(sc: Scenario, catalog: Catalog, locate: Locat
     if (p.engine?.chunkedPrefill === true && scheduler !== 'vllm') {
       fail(['fleet', 'pools', i, 'engine', 'chunkedPrefill'], `false or absent with scheduler ${scheduler} (neither vllm-v0 nor splitwise chunks prompts)`, true);
     }
+    if (scheduler === 'splitwise' && (p.engine?.prefixCache ?? sc.engine.prefixCache)) {
+      const own = p.engine?.prefixCache === true;
+      fail(['fleet', 'pools', i, 'engine', own ? 'prefixCache' : 'scheduler'], own ? 'false or absent with scheduler splitwise (SplitwiseSim has no prefix cache)' : 'vllm or vllm-v0 with engine.prefixCache (SplitwiseSim has no prefix cache)', own ? true : 'splitwise');
+    }
   });
   sc.fleet.pools.forEach((p, i) => checkMemory(sc, catalog, p, i, locate));
   sc.scaling.actions.forEach((a, i) => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { PrefixCache } from '../../src/engine/prefix-cache.ts';
 import { summarize } from '../../src/metrics/summary.ts';
 import { scenarioSchema } from '../../src/scenario/schema.ts';
+import { loadScenario } from '../../src/scenario/load.ts';
 import { openTrace } from '../../src/workload/trace.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 import { outcomes, run, scenarioFor } from '../helpers/sim.ts';
@@ -81,4 +82,18 @@ test('engine.prefixCache with scheduler splitwise is refused; hash_ids that are 
   const path = mooncake([{ t: 0, in: 10, out: 2, hashes: [1] }]);
   writeFileSync(path, `{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [1]}\n{"timestamp": 5, "input_length": 10, "output_length": 2, "hash_ids": ["a"]}\n`);
   assert.throws(() => [...openTrace(path, 'mooncake')], (e: unknown) => e instanceof ConfigError && /trace\.jsonl:2 hash_ids: expected a list of integers/.test(e.message));
+});
+
+test('a pool whose merged engine is splitwise with prefixCache is refused at load, naming the pool field', () => {
+  const load = (sets: string[]) => {
+    try {
+      loadScenario({ file: 'scenarios/splitwise-baseline.yaml', sets });
+      return '';
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+  assert.match(load(['fleet.pools.0.engine.prefixCache=true']), /fleet\.pools\[0\]\.engine\.prefixCache: expected false or absent with scheduler splitwise/);
+  assert.match(load(['engine.scheduler=vllm', 'engine.prefixCache=true', 'fleet.pools.0.engine.scheduler=splitwise']), /fleet\.pools\[0\]\.engine\.scheduler: expected vllm or vllm-v0 with engine\.prefixCache/);
+  assert.equal(load(['engine.scheduler=vllm', 'engine.prefixCache=true']), '');
 });
