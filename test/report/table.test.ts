@@ -126,3 +126,16 @@ test('attainment prints to 0.01 %, rounded down: a run with a miss never shows 1
   assert.equal(formatAttainment(0.29), '29.00%');
   assert.equal(formatAttainment(0), '0.00%');
 });
+
+test('a prefix-hit column appears when a variant ran with engine.prefixCache; one without it shows a dash', () => {
+  const base = summary({ cost: 1, gpuH: 1, slo: 0.9, ttft: 0.1 });
+  const withCache = (hitRate: number): Summary => ({ ...base, engine: { ...base.engine, prefixCache: { queryTokens: 100, hitTokens: 100 * hitRate, hitRate } } });
+  assert.equal(col(comparisonTable([{ name: 'a', summary: base }]), 'prefixHitRate'), -1);
+  const t = comparisonTable([
+    { name: 'off', summary: base },
+    { name: 'rr', summary: withCache(0.5) },
+    { name: 'aware', summary: withCache(0.7) },
+  ]);
+  assert.deepEqual(t.rows.map((r) => r.cells[col(t, 'prefixHitRate')]!.text), ['–', formatAttainment(0.5), formatAttainment(0.7)]);
+  assert.deepEqual(bestOf(t, 'prefixHitRate'), ['aware']);
+});
