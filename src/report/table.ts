@@ -58,8 +58,8 @@ export function comparisonColumns(summaries: readonly Summary[]): Column[] {
     { key: 'e2eP50', title: 'E2E p50', better: 'min', unit: 'latency', value: lat((s) => s.e2e.p50), format: ms },
     { key: 'e2eP99', title: 'E2E p99', better: 'min', unit: 'latency', value: lat((s) => s.e2e.p99), format: ms },
     { key: 'drops', title: 'drops', better: 'min', unit: 'count', value: (s) => s.requests.dropped, format: (v) => String(v) },
-    ...(summaries.some((s) => s.engine.prefixCache)
-      ? [{ key: 'prefixHitRate', title: 'prefix hits', better: 'max', unit: 'attainment', value: (s) => s.engine.prefixCache?.hitRate ?? NaN, format: pct } satisfies Column]
+    ...(summaries.some((s) => s.engine?.prefixCache)
+      ? [{ key: 'prefixHitRate', title: 'prefix hits', better: 'max', unit: 'attainment', value: (s) => s.engine?.prefixCache?.hitRate ?? NaN, format: pct } satisfies Column]
       : []),
     ...(summaries.some((s) => s.requests.unfinished > 0)
       ? [{ key: 'unfinished', title: 'unfinished', better: 'min', unit: 'count', value: (s) => s.requests.unfinished, format: (v) => String(v) } satisfies Column]
