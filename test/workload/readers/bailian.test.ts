@@ -28,6 +28,9 @@ test('reads Qwen-Bailian JSONL: seconds from the first row, type → app, detect
     ],
   );
   assert.deepEqual(src.stats, { rows: 2, skipped: { [BAILIAN_SKIP_NO_OUTPUT]: 1 } });
+  // hash_ids: 16-token blocks (the files' `blksz_16`); an empty list gives no hashes.
+  assert.deepEqual([reqs[0]!.prefixHashes, reqs[0]!.prefixBlockTokens], [[1089, 1090], 16]);
+  assert.equal(reqs[1]!.prefixHashes, undefined);
 });
 
 test('skips an output_length 0 row whatever its input_length (0 included)', () => {

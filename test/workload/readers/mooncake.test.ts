@@ -6,7 +6,7 @@ import { all, assertConfigError, tempDir } from '../helpers.ts';
 const tmp = tempDir();
 after(() => tmp.cleanup());
 
-test('reads Mooncake JSONL, milliseconds to seconds from the first row, ignoring hash_ids', () => {
+test('reads Mooncake JSONL, milliseconds to seconds from the first row, hash_ids as the prompt\'s 512-token block hashes', () => {
   const p = tmp.file(
     'm.jsonl',
     [
@@ -17,8 +17,8 @@ test('reads Mooncake JSONL, milliseconds to seconds from the first row, ignoring
     ].join('\r\n'),
   );
   assert.deepEqual(all(openTrace(p, 'mooncake', { chunkBytes: 5 })), [
-    { id: 0, arrivalS: 0, inputTokens: 6955, outputTokens: 52 },
-    { id: 1, arrivalS: 3.053, inputTokens: 6472, outputTokens: 26 },
+    { id: 0, arrivalS: 0, inputTokens: 6955, outputTokens: 52, prefixHashes: [46, 47, 48], prefixBlockTokens: 512 },
+    { id: 1, arrivalS: 3.053, inputTokens: 6472, outputTokens: 26, prefixHashes: [46, 47], prefixBlockTokens: 512 },
     { id: 2, arrivalS: 3.053, inputTokens: 1, outputTokens: 1 },
   ]);
 });
