@@ -150,6 +150,16 @@ const syntheticSchema = z
     arrivals: arrivalsSchema,
     lengths: lengthsSchema,
     labels: labelsSchema.optional(),
+    /** Shared prompt prefixes (system prompts) with block hashes for `engine.prefixCache` (generators/prefix-groups.ts). */
+    sharedPrefix: z
+      .object({
+        groups: z.number().int().min(1).max(1_000_000),
+        tokens: z.number().int().min(1).max(1_000_000),
+        blockTokens: z.number().int().min(1).max(1_000_000).default(16),
+        zipf: z.number().min(0).max(100).default(0),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

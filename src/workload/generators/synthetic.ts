@@ -4,6 +4,7 @@ import type { RequestSource, TraceRequest } from '../types.ts';
 import { arrivalTimes, checkArrivals, type ArrivalSpec } from './arrivals.ts';
 import { LABEL_KEYS, labelPicker, type LabelPicker, type LabelKey, type LabelsSpec } from './labels.ts';
 import { lengthSampler, type LengthModel } from './lengths.ts';
+import { prefixGroups, type SharedPrefixSpec } from './prefix-groups.ts';
 
 export interface SyntheticOptions {
   /** Arrivals at or after this time are not generated. */
@@ -13,11 +14,13 @@ export interface SyntheticOptions {
   arrivals: ArrivalSpec;
   lengths: LengthModel;
   labels?: LabelsSpec;
+  /** Shared prompt prefixes with block hashes, for the prefix cache (prefix-groups.ts). */
+  sharedPrefix?: SharedPrefixSpec;
 }
 
 /**
  * A synthetic workload as a re-iterable RequestSource. Each pass forks fresh streams from `rng` by name
- * ('arrivals', 'lengths', 'labels'), so passes are identical and changing one part (e.g. the label mix)
+ * ('arrivals', 'lengths', 'labels', 'prefix'), so passes are identical and changing one part (e.g. the label mix)
  * never shifts the draws of another.
  */
 export function synthetic(opts: SyntheticOptions, rng: Rng): RequestSource {
@@ -39,6 +42,8 @@ export function synthetic(opts: SyntheticOptions, rng: Rng): RequestSource {
       const times = arrivalTimes(opts.arrivals, rng.fork('arrivals'), durationS);
       const lengthRng = rng.fork('lengths');
       const labelRng = rng.fork('labels');
+      const prefixRng = rng.fork('prefix');
+      const prefix = opts.sharedPrefix ? prefixGroups(opts.sharedPrefix) : null;
       let id = 0;
       while (id < max) {
         const t = times.next().value;
@@ -46,6 +51,7 @@ export function synthetic(opts: SyntheticOptions, rng: Rng): RequestSource {
         const req: TraceRequest = { id: id++, arrivalS: t, inputTokens: 0, outputTokens: 0 };
         sample(lengthRng, req);
         for (const [k, pick] of pickers) req[k] = pick(labelRng);
+        prefix?.(prefixRng, req);
         yield req;
       }
     },
