@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PrefixCache } from '../../src/engine/prefix-cache.ts';
-import { summarize } from '../../src/metrics/summary.ts';
+import { summarize, type Summary } from '../../src/metrics/summary.ts';
 import { scenarioSchema } from '../../src/scenario/schema.ts';
 import { loadScenario } from '../../src/scenario/load.ts';
 import { openTrace } from '../../src/workload/trace.ts';
@@ -96,4 +97,15 @@ test('a pool whose merged engine is splitwise with prefixCache is refused at loa
   assert.match(load(['fleet.pools.0.engine.prefixCache=true']), /fleet\.pools\[0\]\.engine\.prefixCache: expected false or absent with scheduler splitwise/);
   assert.match(load(['engine.scheduler=vllm', 'engine.prefixCache=true', 'fleet.pools.0.engine.scheduler=splitwise']), /fleet\.pools\[0\]\.engine\.scheduler: expected vllm or vllm-v0 with engine\.prefixCache/);
   assert.equal(load(['engine.scheduler=vllm', 'engine.prefixCache=true']), '');
+});
+
+test('scenarios/prefix-cache.yaml: the cache lifts attainment, and prefix-aware routing finds more of the prompts cached than round-robin', () => {
+  const out = mkdtempSync(join(tmpdir(), 'llmfleet-prefix-compare-'));
+  execFileSync(process.execPath, ['bin/llmfleet.js', 'compare', '--scenario', 'scenarios/prefix-cache.yaml', '--set', 'workload.synthetic.durationS=120', '--quiet', '--out', out]);
+  const j = JSON.parse(readFileSync(join(out, 'comparison.json'), 'utf8')) as { variants: { name: string; summary: Summary }[] };
+  const by = Object.fromEntries(j.variants.map((v) => [v.name, v.summary]));
+  assert.deepEqual(Object.keys(by), ['no-cache', 'round-robin', 'least-requests', 'prefix-aware']);
+  assert.equal(by['no-cache']!.engine.prefixCache, undefined);
+  assert.ok(by['round-robin']!.slo.attainment > by['no-cache']!.slo.attainment);
+  assert.ok(by['prefix-aware']!.engine.prefixCache!.hitRate > by['round-robin']!.engine.prefixCache!.hitRate);
 });
