@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRouter } from '../../src/policy/routing/registry.ts';
-import type { FleetView, InstanceView, RequestView } from '../../src/policy/types.ts';
+import type { InstanceView, RequestView } from '../../src/policy/types.ts';
 import { Rng } from '../../src/util/rng.ts';
 import { fleetView, instance, newReq, prog } from './preserve/helpers.ts';
 
@@ -58,14 +58,9 @@ test('llumnix balanced pairing: the destination must stay strictly above the thr
 
 // ---- SageServe region, deployment and Chiron thresholds --------------------------------------------------------
 
-function inst(id: number, region: string, kv: number, extra: Partial<InstanceView> = {}): InstanceView {
-  return {
-    id, pool: `${region}-m`, model: 'm', hardware: 'h100-80gb', tp: 8, pp: 1, region, state: 'ready',
-    numRunning: 0, numWaiting: 0, outstandingRequests: 0, kvUsedFraction: kv, outstandingTokens: 0, pendingTokens: 0,
-    kvCapacityTokens: 1000, requests: () => [], ...extra,
-  } as InstanceView;
-}
-const view = (instances: InstanceView[], now = 0): FleetView => ({ now, instances, routable: (m) => instances.filter((i) => i.model === m && i.state === 'ready') });
+const inst = (id: number, region: string, kv: number, extra: Partial<InstanceView> = {}): InstanceView =>
+  instance(id, [], { pool: `${region}-m`, hardware: 'h100-80gb', tp: 8, region, kvUsedFraction: kv, kvCapacityTokens: 1000, ...extra });
+const view = fleetView;
 const req = (id: number, region: string, tier = 'iw-f', arrivalS = 0): RequestView => ({
   id, arrivalS, inputTokens: 100, predictedOutputTokens: 10, model: 'm', tier, region, app: '', deadlineS: arrivalS + 1,
 });
