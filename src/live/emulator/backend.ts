@@ -1,6 +1,6 @@
 import { Engine } from '../../engine/engine.ts';
-import { PROMPT_HASH_BLOCK_TOKENS } from '../prompt-hashes.ts';
 import { SimRequest } from '../../engine/request.ts';
+import { PROMPT_HASH_BLOCK_TOKENS } from '../prompt-hashes.ts';
 import { UserError } from '../../util/errors.ts';
 import { BUILTIN_CATALOG, getHardware, getModel, type Catalog } from '../../model/catalog.ts';
 import type { PerfModel } from '../../perf/types.ts';

@@ -109,8 +109,8 @@ export async function startGateway(cfg: GatewayConfig, opts: { clock?: LiveClock
   const clock = opts.clock ?? scaledClock(1);
   const fleet = new LiveFleet();
   const router = createRouter(cfg.routing.policy, cfg.routing.options, { rng: new Rng(cfg.seed).fork('router') });
-  // Only the prefix-aware router reads a prompt's block hashes: the others are spared hashing every prompt.
-  const hashPrompts = cfg.routing.policy === 'prefix-aware';
+  // Only a router that reads a prompt's block hashes gets them: the others are spared hashing every prompt.
+  const hashPrompts = router.readsPrefixHashes === true;
   if (router.migrate) {
     // Refused rather than ignored: the same policy would behave differently here than in simulation.
     throw new ConfigError({ path: 'routing.options.migration.enabled', expected: 'false in the live plane (no engine behind the gateway can move a running request)', got: true });

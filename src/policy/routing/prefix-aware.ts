@@ -38,6 +38,7 @@ export const prefixAware: RouterEntry<typeof options> = {
     };
     return {
       name: 'prefix-aware',
+      readsPrefixHashes: true,
       route(req, view) {
         const cands = view.routable(req.model);
         if (cands.length === 0) return NO_INSTANCE;

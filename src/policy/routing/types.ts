@@ -50,6 +50,8 @@ export interface Router {
    * them on their own grid (multiples of it), so that a run does not depend on the output's timeline interval.
    */
   readonly heldSignalIntervalS?: number;
+  /** Routers that read `RequestView.prefixHashes` set this: the live gateway hashes each prompt only for them. */
+  readonly readsPrefixHashes?: boolean;
 }
 
 /** A router factory with the schema of its options (validated once, from the scenario's `routing.options`). */
