@@ -97,14 +97,21 @@ interface TReq {
   model: string;
   tier: string;
   region: string;
+  /** Prompt prefix group (0–3): requests of a group share their first ≤ 256 tokens' block hashes. */
+  group: number;
 }
 const dir = mkdtempSync(join(tmpdir(), 'llmfleet-inv-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 let traceNo = 0;
+/** Canonical JSONL with block hashes (16 tokens a block): a group's shared blocks, then blocks of the request's own. */
 function writeTrace(reqs: readonly TReq[]): string {
-  const path = join(dir, `t${traceNo++}.csv`);
-  const rows = reqs.map((r) => `${r.t},${r.in},${r.out},${r.model},${r.tier},${r.region}`);
-  writeFileSync(path, `arrival_s,input_tokens,output_tokens,model,tier,region\n${rows.join('\n')}\n`);
+  const path = join(dir, `t${traceNo++}.jsonl`);
+  const rows = reqs.map((r, i) => {
+    const shared = Math.floor(Math.min(r.in, 256) / 16);
+    const hashes = Array.from({ length: Math.min(Math.ceil(r.in / 16), 64) }, (_, k) => (k < shared ? r.group * 1000 + k : -(i * 1000 + k + 1)));
+    return JSON.stringify({ arrival_s: r.t, input_tokens: r.in, output_tokens: r.out, model: r.model, tier: r.tier, region: r.region, hash_ids: hashes, hash_block_tokens: 16 });
+  });
+  writeFileSync(path, rows.join('\n') + '\n');
   return path;
 }
 
@@ -134,6 +141,7 @@ const traceArb = (maxLength: number) =>
         pick: fc.oneof({ weight: 30, arbitrary: fc.integer({ min: 0, max: 23 }) }, { weight: 1, arbitrary: fc.constant(24) }),
         tier: fc.constantFrom('', '', 'iw-f', 'niw'),
         region: fc.constantFrom('', 'east', 'west'),
+        group: fc.integer({ min: 0, max: 3 }),
       }),
       { minLength: 1, maxLength, size: 'max' },
     )
@@ -182,6 +190,7 @@ const cfgArb = fc.record({
   crossRegionS: fc.option(fc.constantFrom(0.01, 0.3), { nil: undefined }),
   queueOrder: fc.constantFrom('fcfs', 'fcfs', 'edf', 'pf', 'dpa'),
   drainOrder: fc.constantFrom('newest', 'least-loaded'),
+  prefixCache: fc.boolean(),
 });
 type Cfg = typeof cfgArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -199,7 +208,7 @@ function scenarioOf(path: string, c: Cfg): Scenario {
   return scenarioSchema.parse({
     name: 'inv',
     seed: c.seed,
-    workload: { trace: { path, format: 'csv' } },
+    workload: { trace: { path, format: 'jsonl' } },
     fleet: {
       pools: c.pools.map((p, i) => ({
         name: names[i],
@@ -223,6 +232,7 @@ function scenarioOf(path: string, c: Cfg): Scenario {
       maxNumSeqs: c.maxNumSeqs,
       maxBatchedTokens: c.maxBatchedTokens,
       blockTokens: c.blockTokens,
+      prefixCache: c.prefixCache && c.scheduler !== 'splitwise',
     },
     routing: routingFor(c.router, c.routerVariant, c.scheduler),
     scaling: {
@@ -545,8 +555,8 @@ test('traces of up to 200 requests on small fleets: every invariant, fast ≡ st
 
 /** A scenario over an in-test trace (each request 1 + 1 tokens at 0 s for llama3.1-8b unless it says otherwise). */
 function regression(reqs: readonly Partial<TReq>[], raw: Record<string, unknown>): Scenario {
-  const path = writeTrace(reqs.map((r) => ({ t: 0, in: 1, out: 1, model: 'llama3.1-8b', tier: '', region: '', ...r })));
-  return scenarioSchema.parse({ workload: { trace: { path, format: 'csv' } }, ...raw });
+  const path = writeTrace(reqs.map((r) => ({ t: 0, in: 1, out: 1, model: 'llama3.1-8b', tier: '', region: '', group: 0, ...r })));
+  return scenarioSchema.parse({ workload: { trace: { path, format: 'jsonl' } }, ...raw });
 }
 
 test('regression: drops counted after the last sample at the end time still reach the timeline; a cut at endS leaves the deferred unfinished', () => {

@@ -2,7 +2,7 @@ import type { TraceRequest } from '../types.ts';
 import { LineReader, type LineReaderOptions } from '../line-reader.ts';
 import { ConfigError } from '../../util/errors.ts';
 import { MAX_TRACE_ARRIVAL_S, arrivalTooLate, badValue, emptyTrace, headerLine, headerColumns, isBlank, numberCell, outOfOrder, headerNames, tokenCell, rowCells } from '../fields.ts';
-import { jsonTokens, parseObject } from './length-jsonl.ts';
+import { hashIds, jsonTokens, parseObject } from './length-jsonl.ts';
 import type { TraceStats } from './reader.ts';
 
 /**
@@ -11,6 +11,8 @@ import type { TraceStats } from './reader.ts';
  * (camelCase spellings `arrivalS`, `inputTokens`, `outputTokens`, `deadlineS` are accepted too). Times are
  * taken as given (not re-based): arrival_s ≥ 0, non-decreasing; deadline_s is absolute on the same clock and
  * ≥ arrival_s. Unknown columns / keys are an error naming them; an empty label cell means "no label".
+ * JSONL only: `hash_ids` (the prompt's block hashes, as Mooncake writes them, for `engine.prefixCache`) with
+ * `hash_block_tokens` (tokens a block) beside it.
  */
 const ALIASES: Record<string, CanonicalField> = {
   arrival_s: 'arrivalS',
@@ -28,6 +30,10 @@ const ALIASES: Record<string, CanonicalField> = {
 };
 type CanonicalField = 'arrivalS' | 'inputTokens' | 'outputTokens' | 'deadlineS' | 'model' | 'tier' | 'region' | 'app';
 const LABELS = ['model', 'tier', 'region', 'app'] as const;
+/** JSONL keys beyond the CSV columns: block hashes for the prefix cache. */
+const HASH_KEYS = ['hash_ids', 'hash_block_tokens'];
+/** Tokens a hash block may span (a million: past any context). */
+const MAX_HASH_BLOCK_TOKENS = 1_000_000;
 const ARRIVAL_EXPECTED = 'a number of seconds ≥ 0';
 
 export function* readCanonicalCsv(path: string, opts: LineReaderOptions, stats: TraceStats): Generator<TraceRequest, void, undefined> {
@@ -108,9 +114,10 @@ export function* readCanonicalJsonl(path: string, opts: LineReaderOptions, stats
       const req: TraceRequest = { id, arrivalS: NaN, inputTokens: 0, outputTokens: 0 };
       const seen: Partial<Record<CanonicalField, string>> = {};
       for (const key of Object.keys(o)) {
+        if (HASH_KEYS.includes(key)) continue;
         const f = Object.hasOwn(ALIASES, key) ? ALIASES[key] : undefined;
         if (f === undefined) {
-          throw new ConfigError({ source: path, line: n, path: key, expected: `known keys (${Object.keys(ALIASES).join(', ')})`, got: key });
+          throw new ConfigError({ source: path, line: n, path: key, expected: `known keys (${[...Object.keys(ALIASES), ...HASH_KEYS].join(', ')})`, got: key });
         }
         if (seen[f] !== undefined) {
           throw new ConfigError({ source: path, line: n, path: key, expected: `one key for ${f} (got ${seen[f]} too)`, got: line });
@@ -148,6 +155,7 @@ export function* readCanonicalJsonl(path: string, opts: LineReaderOptions, stats
       if (req.deadlineS !== undefined && req.deadlineS < req.arrivalS) {
         throw new ConfigError({ source: path, line: n, path: seen.deadlineS!, expected: `an absolute deadline in seconds ≥ ${seen.arrivalS} (${req.arrivalS})`, got: req.deadlineS });
       }
+      if (o.hash_ids !== undefined || o.hash_block_tokens !== undefined) readHashes(o, req, path, n);
       if (req.arrivalS < prev) throw outOfOrder(path, n, seen.arrivalS!, req.arrivalS);
       prev = req.arrivalS;
       id++;
@@ -157,5 +165,19 @@ export function* readCanonicalJsonl(path: string, opts: LineReaderOptions, stats
     if (id === 0) throw emptyTrace(path);
   } finally {
     lr.close();
+  }
+}
+
+/** `hash_ids` with `hash_block_tokens` onto `req` (an empty list gives no hashes); either alone is an error. */
+function readHashes(o: Record<string, unknown>, req: TraceRequest, path: string, n: number): void {
+  const bt = o.hash_block_tokens;
+  if (o.hash_ids === undefined) throw new ConfigError({ source: path, line: n, path: 'hash_block_tokens', expected: 'hash_ids beside it (hash_block_tokens says how many tokens each of them covers)', got: bt });
+  const hashes = hashIds(o.hash_ids, path, n);
+  if (typeof bt !== 'number' || !Number.isInteger(bt) || bt < 1 || bt > MAX_HASH_BLOCK_TOKENS) {
+    throw new ConfigError({ source: path, line: n, path: 'hash_block_tokens', expected: `an integer from 1 to ${MAX_HASH_BLOCK_TOKENS} beside hash_ids (tokens a block)`, got: bt });
+  }
+  if (hashes.length > 0) {
+    req.prefixHashes = hashes;
+    req.prefixBlockTokens = bt;
   }
 }

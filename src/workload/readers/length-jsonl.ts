@@ -59,12 +59,9 @@ export function lengthJsonlReader(spec: LengthJsonlSpec): TraceReader {
           req.app = v;
         }
         if (spec.hashBlockTokens !== undefined && o.hash_ids !== undefined) {
-          const h = o.hash_ids;
-          if (!Array.isArray(h) || !h.every((x) => typeof x === 'number' && Number.isInteger(x))) {
-            throw new ConfigError({ source: path, line: lr.lineNo, path: 'hash_ids', expected: 'a list of integers (the prompt\'s block hashes)', got: h });
-          }
+          const h = hashIds(o.hash_ids, path, lr.lineNo);
           if (h.length > 0) {
-            req.prefixHashes = h as number[];
+            req.prefixHashes = h;
             req.prefixBlockTokens = spec.hashBlockTokens;
           }
         }
@@ -76,6 +73,14 @@ export function lengthJsonlReader(spec: LengthJsonlSpec): TraceReader {
       lr.close();
     }
   };
+}
+
+/** A `hash_ids` value: a list of integers (the prompt's block hashes), or a ConfigError naming the line. */
+export function hashIds(v: unknown, source: string, line: number): number[] {
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isInteger(x))) {
+    throw new ConfigError({ source, line, path: 'hash_ids', expected: "a list of integers (the prompt's block hashes)", got: v });
+  }
+  return v as number[];
 }
 
 /** JSON.parse of one line that must be an object, or a ConfigError naming the line. */

@@ -72,6 +72,22 @@ test('rejects bad canonical JSONL lines naming line and key', () => {
   assert.equal(read(nested).length, 1);
 });
 
+test('canonical JSONL: hash_ids with hash_block_tokens are the prompt\'s block hashes; either alone, or bad values, name the line', () => {
+  const p = tmp.file('h.jsonl', [
+    '{"arrival_s": 0, "input_tokens": 40, "output_tokens": 1, "hash_ids": [7, 8], "hash_block_tokens": 16}',
+    '{"arrival_s": 1, "input_tokens": 40, "output_tokens": 1, "hash_ids": [], "hash_block_tokens": 16}',
+    '{"arrival_s": 2, "input_tokens": 40, "output_tokens": 1}',
+  ].join('\n'));
+  const reqs = all(openTrace(p, 'jsonl'));
+  assert.deepEqual(reqs.map((r) => [r.prefixHashes, r.prefixBlockTokens]), [[[7, 8], 16], [undefined, undefined], [undefined, undefined]]);
+  const f = (row: string) => tmp.file('badh.jsonl', ['{"arrival_s": 1, "input_tokens": 1, "output_tokens": 1}', row].join('\n'));
+  const read = (q: string) => all(openTrace(q, 'jsonl'));
+  assertConfigError(() => read(f('{"arrival_s": 2, "input_tokens": 1, "output_tokens": 1, "hash_ids": [1]}')), 'badh.jsonl:2 hash_block_tokens: expected an integer from 1 to 1000000 beside hash_ids');
+  assertConfigError(() => read(f('{"arrival_s": 2, "input_tokens": 1, "output_tokens": 1, "hash_block_tokens": 16}')), 'badh.jsonl:2 hash_block_tokens: expected hash_ids beside it');
+  assertConfigError(() => read(f('{"arrival_s": 2, "input_tokens": 1, "output_tokens": 1, "hash_ids": [1.5], "hash_block_tokens": 16}')), 'badh.jsonl:2 hash_ids: expected a list of integers');
+  assertConfigError(() => read(f('{"arrival_s": 2, "input_tokens": 1, "output_tokens": 1, "prio": 1}')), 'hash_ids, hash_block_tokens)');
+});
+
 test('detects each format from the first line', () => {
   assert.equal(detectFormat(`${AZURE_DIR}AzureLLMInferenceTrace_conv.csv`), 'azure');
   assert.equal(detectFormat(tmp.file('b.csv', 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n')), 'burstgpt');
