@@ -60,6 +60,8 @@ export class Engine {
   private prevBatch: SimRequest[] = [];
   private prevChunks: number[] = [];
   usedBlocks = 0;
+  /** With a prefix cache: the blocks running requests share (part of `usedBlocks`, each stored once). */
+  sharedBlocks = 0;
   reservedTokens = 0;
   /**
    * SplitwiseSim's pending tokens of the unfinished requests here: prompt + 1 until a request's prefill ends, 1
@@ -162,6 +164,7 @@ export class Engine {
   reserve(blocks: number, now: number): number {
     this.usedBlocks += blocks;
     this.migrationBlocks += blocks;
+    this.evictCached();
     return this.cutRun(now);
   }
 
@@ -201,6 +204,7 @@ export class Engine {
     this.migrationBlocks -= reservedBlocks;
     r.blocks = Math.ceil(r.kvTokens / this.cfg.blockTokens);
     this.usedBlocks += r.blocks;
+    this.evictCached();
     r.status = 'running';
     r.instance = this.id;
     this.running.push(r);
@@ -222,8 +226,7 @@ export class Engine {
     for (const r of this.detaching) {
       if (r.status !== 'running' || r.instance !== this.id) continue; // finished or preempted meanwhile
       this.pendingTokens -= pendingOf(r);
-      this.usedBlocks -= r.blocks;
-      r.blocks = 0;
+      this.freeBlocksOf(r);
       r.status = 'migrating';
       this.runningDirty = true;
       this.detached.push(r);
@@ -251,8 +254,7 @@ export class Engine {
     for (const r of this.aborting) {
       if (r.status === 'running' || r.status === 'waiting') this.pendingTokens -= pendingOf(r);
       if (r.status === 'running') {
-        this.usedBlocks -= r.blocks;
-        r.blocks = 0;
+        this.freeBlocksOf(r);
         this.reservedTokens -= r.reservedTokens;
         r.reservedTokens = 0;
         r.status = 'aborted';
@@ -362,12 +364,18 @@ export class Engine {
     const bt = this.cfg.blockTokens;
     const blocksOnDemand = this.cfg.scheduler !== 'splitwise';
     const members = this.runMembers;
+    // Cached free blocks give way to the run's growth at its peak, before any member finishes (as at step mode's rebuilds).
+    if (this.prefixCache) {
+      let grow = 0;
+      for (const r of members) grow += this.ownBlocks(r, r.kvTokens + d + (atBoundary ? 0 : 1)) - r.blocks;
+      this.prefixCache.evictTo((this.cfg.kvBlocks - this.usedBlocks - grow) * bt);
+    }
     for (let i = 0; i < members.length; i++) {
       const r = members[i]!;
       r.generated += d;
       r.kvTokens += d;
       if (blocksOnDemand) {
-        const blocks = Math.ceil((atBoundary ? r.kvTokens : r.kvTokens + 1) / bt);
+        const blocks = this.ownBlocks(r, atBoundary ? r.kvTokens : r.kvTokens + 1);
         this.usedBlocks += blocks - r.blocks;
         r.blocks = blocks;
       }
@@ -388,7 +396,7 @@ export class Engine {
         r.kvTokens += c;
         if (r.prefilled === r.prefillTarget) {
           if (r.generated === 0) this.pendingTokens -= r.inputTokens;
-          if (this.prefixCache && r.prefixHashes) this.prefixCache.insert(r.prefixHashes, r.prefixBlockTokens, Math.floor(r.inputTokens / r.prefixBlockTokens));
+          if (this.prefixCache && r.prefixHashes) this.shareFullBlocks(r);
           r.generated++;
           if (r.firstTokenS < 0) r.firstTokenS = now;
         }
@@ -406,8 +414,7 @@ export class Engine {
     this.runningDirty = true;
     r.finishS = now;
     if (r.firstTokenS < 0) r.firstTokenS = now;
-    this.usedBlocks -= r.blocks;
-    r.blocks = 0;
+    this.freeBlocksOf(r);
     this.reservedTokens -= r.reservedTokens;
     r.reservedTokens = 0;
     this.listener.onFinish(r, now);
@@ -462,7 +469,7 @@ export class Engine {
       const left = r.outputTokens - r.generated;
       if (left < mRem) mRem = left;
       held += r.blocks;
-      kv += r.kvTokens;
+      kv += r.kvTokens - r.sharedTokens;
     }
     // Splitwise: reservations never grow, and the batch holds until a completion or an arrival (keepsBatch).
     if (this.cfg.scheduler === 'splitwise') return mRem;
@@ -474,7 +481,7 @@ export class Engine {
     // Blocks needed at the boundary d iterations from now (members' next token included).
     const need = (d: number) => {
       let s = 0;
-      for (const r of members) s += Math.ceil((r.kvTokens + d + 1) / bt);
+      for (const r of members) s += this.ownBlocks(r, r.kvTokens + d + 1);
       return s;
     };
     if (need(mRem - 1) <= pool) return mRem;
@@ -550,7 +557,7 @@ export class Engine {
    * requests are admitted in queue order only when no one was preempted in this rebuild.
    */
   private buildVllm(now: number): void {
-    const { maxNumSeqs, maxBatchedTokens, chunkedPrefill, blockTokens: bt } = this.cfg;
+    const { maxNumSeqs, maxBatchedTokens, chunkedPrefill } = this.cfg;
     let budget = maxBatchedTokens;
     const running = this.running;
     for (let i = 0; i < running.length && budget > 0; i++) {
@@ -564,7 +571,7 @@ export class Engine {
           chunk = left; // the first item always fits: a long prompt runs alone
         }
       }
-      if (!this.growOrPreempt(r, Math.ceil((r.kvTokens + (chunk > 0 ? chunk : 1)) / bt))) break;
+      if (!this.growOrPreempt(r, this.ownBlocks(r, r.kvTokens + (chunk > 0 ? chunk : 1)))) break;
       this.schedule(r, chunk, now);
       budget -= chunk > 0 ? chunk : 1;
     }
@@ -591,7 +598,7 @@ export class Engine {
    * newest (recompute) when a block cannot be had. vLLM's 1 % free-block admission watermark is not modelled.
    */
   private buildVllmV0(now: number): void {
-    const { maxNumSeqs, maxBatchedTokens, blockTokens: bt } = this.cfg;
+    const { maxNumSeqs, maxBatchedTokens } = this.cfg;
     const running = this.running;
     const waiting = this.waiting;
     let budget = maxBatchedTokens;
@@ -606,7 +613,7 @@ export class Engine {
     if (this.nb > 0) return;
     for (let i = 0; i < running.length && budget > 0; i++) {
       const r = running[i]!;
-      if (!this.growOrPreempt(r, Math.ceil((r.kvTokens + 1) / bt))) break;
+      if (!this.growOrPreempt(r, this.ownBlocks(r, r.kvTokens + 1))) break;
       this.schedule(r, 0, now);
       budget--;
     }
@@ -614,34 +621,50 @@ export class Engine {
 
   /**
    * Prompt tokens of a waiting request that the prefix cache holds, to be skipped if it is admitted now: its longest
-   * cached prefix of full blocks, short of its whole context (the last token is always computed). 0 without a
-   * cache or hashes, and for a request with progress kept (a migrated one).
+   * cached prefix of full blocks, short of its whole context and cut to whole engine blocks (when every block hits,
+   * vLLM recomputes the last engine block for the last token's logits). 0 without a cache or hashes, and for a
+   * request with progress kept (a migrated one).
    */
   private cachedPrefix(r: SimRequest): number {
     if (!this.prefixCache || r.prefilled > 0) return 0;
     if (!r.prefixHashes) return 0;
+    const bt = this.cfg.blockTokens;
     const hit = this.prefixCache.match(r.prefixHashes, r.prefixBlockTokens, Math.floor(r.inputTokens / r.prefixBlockTokens));
-    return Math.min(hit, r.prefillTarget - 1);
+    return Math.floor(Math.min(hit, r.prefillTarget - 1) / bt) * bt;
   }
 
   /**
    * Moves the waiting queue's head `r` into the running set with `tokens` to prefill after the `cached` prompt
-   * tokens the prefix cache spares it, if its KV blocks are free.
+   * tokens the prefix cache spares it, if its KV blocks are free: its own blocks, plus the cached blocks it now
+   * holds that no running request held before (they leave the free blocks).
    */
   private admitWaitingHead(r: SimRequest, tokens: number, now: number, cached: number): boolean {
-    const needBlocks = Math.ceil((r.kvTokens + cached + tokens) / this.cfg.blockTokens) - r.blocks;
-    if (needBlocks > this.cfg.kvBlocks - this.usedBlocks) return false;
-    if (this.prefixCache && r.prefilled === 0) {
+    const bt = this.cfg.blockTokens;
+    const cache = this.prefixCache;
+    const hold = cache !== null && cached > 0 ? Math.floor(cached / r.prefixBlockTokens) : 0;
+    const shared = hold * r.prefixBlockTokens;
+    const sharedGrow = hold > 0 ? Math.ceil((cache!.heldTokens + cache!.newlyHeldTokens(r.prefixHashes!, hold, r.prefixBlockTokens)) / bt) - this.sharedBlocks : 0;
+    const needBlocks = this.ownBlocks(r, r.kvTokens + cached + tokens - shared) - r.blocks;
+    if (needBlocks + sharedGrow > this.cfg.kvBlocks - this.usedBlocks) return false;
+    if (cache && r.prefilled === 0) {
       this.prefixQueryTokens += r.prefillTarget;
       this.prefixHitTokens += cached;
       r.prefilled = cached;
       r.kvTokens += cached;
+      if (hold > 0) {
+        const held = r.prefixHashes!.slice(0, hold);
+        for (const h of held) cache.hold(h, r.prefixBlockTokens);
+        r.heldHashes = held;
+        r.sharedTokens = shared;
+        this.syncShared();
+      }
     }
     this.waiting.shift();
     r.status = 'running';
     this.running.push(r);
     this.usedBlocks += needBlocks;
     r.blocks += needBlocks;
+    this.evictCached();
     this.schedule(r, tokens, now);
     return true;
   }
@@ -660,13 +683,71 @@ export class Engine {
     }
     this.usedBlocks += needBlocks - r.blocks;
     r.blocks = needBlocks;
+    this.evictCached();
     return true;
+  }
+
+  // ---- KV blocks shared through the prefix cache (prefix-cache.ts) ----------------------------------
+
+  /** The blocks a request holding `tokens` of KV needs of its own: those beyond its shared prefix blocks. */
+  private ownBlocks(r: SimRequest, tokens: number): number {
+    return Math.ceil((tokens - r.sharedTokens) / this.cfg.blockTokens);
+  }
+
+  /** Frees a request's own blocks and lets go of its shared ones (tail first: its tail is evicted before its head). */
+  private freeBlocksOf(r: SimRequest): void {
+    this.usedBlocks -= r.blocks;
+    r.blocks = 0;
+    const held = r.heldHashes;
+    if (held === null) return;
+    for (let i = held.length - 1; i >= 0; i--) this.prefixCache!.release(held[i]!);
+    r.heldHashes = null;
+    r.sharedTokens = 0;
+    this.syncShared();
+  }
+
+  /** Brings `sharedBlocks` (and `usedBlocks`) to the blocks the cache's held tokens take. */
+  private syncShared(): void {
+    const b = Math.ceil(this.prefixCache!.heldTokens / this.cfg.blockTokens);
+    this.usedBlocks += b - this.sharedBlocks;
+    this.sharedBlocks = b;
+  }
+
+  /** Cached blocks no one holds live in the free KV blocks: an allocation evicts the least recent that no longer fit. */
+  private evictCached(): void {
+    this.prefixCache?.evictTo(Math.max(0, this.cfg.kvBlocks - this.usedBlocks) * this.cfg.blockTokens);
+  }
+
+  /**
+   * At the end of a request's prefill, its full prompt blocks that are not cached yet become shared blocks it holds
+   * (others then find them); a block already cached stays its own copy, as in vLLM. Skipped when rounding the
+   * blocks (trace blocks not a multiple of the engine's) would need more blocks than it frees.
+   */
+  private shareFullBlocks(r: SimRequest): void {
+    const cache = this.prefixCache!;
+    const hashes = r.prefixHashes!;
+    const pbt = r.prefixBlockTokens;
+    const full = Math.min(hashes.length, Math.floor(r.inputTokens / pbt));
+    const fresh = new Set<number>();
+    for (let i = r.heldHashes?.length ?? 0; i < full; i++) if (!cache.has(hashes[i]!)) fresh.add(hashes[i]!);
+    if (fresh.size === 0) return;
+    const bt = this.cfg.blockTokens;
+    const added = fresh.size * pbt;
+    const own = Math.ceil((r.kvTokens - r.sharedTokens - added) / bt);
+    const shared = Math.ceil((cache.heldTokens + added) / bt);
+    if (own + shared > r.blocks + this.sharedBlocks) return;
+    for (const h of fresh) cache.hold(h, pbt);
+    const held = (r.heldHashes ??= []);
+    for (const h of fresh) held.push(h);
+    r.sharedTokens += added;
+    this.usedBlocks += own - r.blocks;
+    r.blocks = own;
+    this.syncShared();
   }
 
   /** Recompute preemption: KV freed, progress reset to "prefill everything known so far", back to the queue head. */
   private preempt(r: SimRequest): void {
-    this.usedBlocks -= r.blocks;
-    r.blocks = 0;
+    this.freeBlocksOf(r);
     r.kvTokens = 0;
     r.prefilled = 0;
     r.prefillTarget = r.inputTokens + r.generated;

@@ -3,58 +3,115 @@
  * blocks (`hash_ids` of Mooncake, 512 tokens a block, and Qwen-Bailian, 16), each hash standing for the whole
  * prompt up to the end of its block, so two prompts share a cached prefix exactly as far as their hashes agree.
  *
- * What is modelled (engine.prefixCache, off by default): a request admitted to an instance skips the prefill of
- * its longest cached prefix of full blocks, as vLLM V1 does, but never all of it (at least the last prompt token
- * is computed, as vLLM recomputes it); a request's full prompt blocks enter the cache when its prefill ends; the
- * cache holds up to the instance's KV capacity in tokens and evicts the least recently used block.
- * What is not: the cache is not drawn from the free KV blocks (a cached prefix costs no KV block and a running
- * request's shared prefix blocks count once per request, so KV pressure is overstated when many running requests
- * share a prefix, and the cache can outlast a KV-full instance's real one); a hit is found only at admission (a
- * request waiting in the queue does not keep its blocks warm); blocks are cached when the prefill ends, not
- * block by block as it runs.
+ * What is modelled (engine.prefixCache, off by default), as vLLM V1's block pool does it: a request admitted to an
+ * instance skips the prefill of its longest cached prefix of full blocks, but never all of it (when every block
+ * hits, the last engine block is recomputed, as vLLM does to get the last token's logits); it then holds those
+ * blocks, and a block held by several running requests is stored once (`held`, counted once in the engine's used
+ * blocks). When its prefill ends, a request's full prompt blocks that no one holds or caches become shared the same
+ * way (one that is already there stays the request's own copy, as vLLM keeps duplicate blocks). A block no running
+ * request holds stays cached in the free KV blocks (`free`, least recently used first) until an allocation needs
+ * the room: the engine calls `evictTo` with its free tokens whenever it allocates. Released blocks go back tail
+ * first, so a prompt's tail is evicted before its head (a head block without its tail still serves; a tail without
+ * its head never does).
+ * What is not: a hit is found only at admission (a request waiting in the queue does not keep its blocks warm);
+ * blocks are cached when the prefill ends, not block by block as it runs; when the trace's blocks are not a
+ * multiple of the engine's, a shared block's tokens are rounded up to engine blocks once for all shared blocks.
+ *
+ * The prefix-aware router uses the same class, with `insert` only, as its own LRU index of the blocks it sent to an
+ * instance (nothing held there; `capacityTokens` bounds it).
  */
 export class PrefixCache {
-  /** Hash → its block's tokens; the Map's insertion order is the recency order (first = least recently used). */
-  private readonly blocks = new Map<number, number>();
-  private tokens = 0;
+  /** Cached blocks no running request holds: hash → tokens; the Map's insertion order is the recency order (first = least recently used). */
+  private readonly free = new Map<number, number>();
+  private freeTokens = 0;
+  /** Blocks running requests hold: hash → holders and tokens. Never evicted. */
+  private readonly held = new Map<number, { refs: number; tokens: number }>();
+  private heldTokensSum = 0;
 
   constructor(readonly capacityTokens: number) {}
 
-  /** Tokens held (for tests and reports). */
+  /** Tokens cached, held or free (for tests and reports). */
   get size(): number {
-    return this.tokens;
+    return this.freeTokens + this.heldTokensSum;
+  }
+
+  /** Tokens of the blocks running requests hold, each counted once. */
+  get heldTokens(): number {
+    return this.heldTokensSum;
   }
 
   /** Tokens of the longest cached prefix of the first `fullBlocks` of `hashes`, each `blockTokens` long. */
   match(hashes: readonly number[], blockTokens: number, fullBlocks: number): number {
     const n = Math.min(fullBlocks, hashes.length);
     let hit = 0;
-    while (hit < n && this.blocks.has(hashes[hit]!)) hit++;
+    while (hit < n && (this.free.has(hashes[hit]!) || this.held.has(hashes[hit]!))) hit++;
     return hit * blockTokens;
   }
 
+  /** Whether a running request holds the block, or it is cached free. */
+  has(hash: number): boolean {
+    return this.held.has(hash) || this.free.has(hash);
+  }
+
+  /** Tokens that holding the first `n` of `hashes` would add to `heldTokens` (those no one holds yet). */
+  newlyHeldTokens(hashes: readonly number[], n: number, blockTokens: number): number {
+    let t = 0;
+    for (let i = 0; i < n; i++) if (!this.held.has(hashes[i]!)) t += blockTokens;
+    return t;
+  }
+
+  /** One more holder of the block (taken out of the free blocks if it was cached there). */
+  hold(hash: number, tokens: number): void {
+    const h = this.held.get(hash);
+    if (h) {
+      h.refs++;
+      return;
+    }
+    const f = this.free.get(hash);
+    if (f !== undefined) {
+      this.free.delete(hash);
+      this.freeTokens -= f;
+    }
+    this.held.set(hash, { refs: 1, tokens });
+    this.heldTokensSum += tokens;
+  }
+
+  /** One holder less; the last one's release leaves the block cached free, as the most recently used. */
+  release(hash: number): void {
+    const h = this.held.get(hash)!;
+    if (--h.refs > 0) return;
+    this.held.delete(hash);
+    this.heldTokensSum -= h.tokens;
+    this.free.set(hash, h.tokens);
+    this.freeTokens += h.tokens;
+  }
+
+  /** Evicts the least recently used free blocks until they take at most `tokens` (the engine's free KV room). */
+  evictTo(tokens: number): void {
+    while (this.freeTokens > tokens) {
+      const [oldest, t] = this.free.entries().next().value!;
+      this.free.delete(oldest);
+      this.freeTokens -= t;
+    }
+  }
+
   /**
-   * Caches (or refreshes as most recent) the first `fullBlocks` of `hashes`, evicting the least recently used. The
-   * blocks go in from the last to the first, so a prompt's tail is evicted before its head (vLLM frees a request's
-   * blocks in that order for the same reason: a head block without its tail still serves, a tail without its head
-   * never does).
+   * Caches (or refreshes as most recent) the first `fullBlocks` of `hashes` as free blocks, from the last to the
+   * first (so the tail goes first), and evicts down to `capacityTokens`. The router's index; the engine holds and
+   * releases instead.
    */
   insert(hashes: readonly number[], blockTokens: number, fullBlocks: number): void {
     const n = Math.min(fullBlocks, hashes.length);
     for (let i = n - 1; i >= 0; i--) {
       const h = hashes[i]!;
-      const had = this.blocks.get(h);
+      const had = this.free.get(h);
       if (had !== undefined) {
-        this.blocks.delete(h);
-        this.tokens -= had;
+        this.free.delete(h);
+        this.freeTokens -= had;
       }
-      this.blocks.set(h, blockTokens);
-      this.tokens += blockTokens;
+      this.free.set(h, blockTokens);
+      this.freeTokens += blockTokens;
     }
-    while (this.tokens > this.capacityTokens) {
-      const [oldest, t] = this.blocks.entries().next().value!;
-      this.blocks.delete(oldest);
-      this.tokens -= t;
-    }
+    this.evictTo(this.capacityTokens);
   }
 }

@@ -31,7 +31,11 @@ export class SimRequest {
   generated = 0;
   /** Tokens whose KV entries are stored; after n emitted tokens and no preemption: prompt + n − 1. */
   kvTokens = 0;
+  /** KV blocks this request holds alone (its shared prefix blocks are counted once, by the engine's prefix cache). */
   blocks = 0;
+  /** With a prefix cache: the prompt tokens of the shared blocks it holds (`heldHashes`), not in `blocks`. */
+  sharedTokens = 0;
+  heldHashes: number[] | null = null;
   /** Splitwise-style reservation: tokens reserved on the instance (see scheduler-splitwise.ts). */
   reservedTokens = 0;
   firstScheduledS = -1;

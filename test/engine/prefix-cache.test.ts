@@ -47,7 +47,7 @@ const rows = [
 ];
 const scenario = (prefixCache: boolean) => scenarioFor('', { workload: { trace: { path: mooncake(rows), format: 'mooncake' } }, engine: { prefixCache } });
 
-test('engine.prefixCache: a prompt skips the prefill of its cached prefix (at least its last token is computed); summary counts the hits', () => {
+test('engine.prefixCache: a prompt skips the prefill of its cached prefix (a wholly cached one recomputes its last engine block, as vLLM); summary counts the hits', () => {
   const on = run(scenario(true), 'fast');
   const off = run(scenario(false), 'fast');
   const ttft = (res: typeof on) => Array.from({ length: rows.length }, (_, i) => res.log.ttft[i]!);
@@ -56,24 +56,44 @@ test('engine.prefixCache: a prompt skips the prefill of its cached prefix (at le
   assert.ok(Math.abs(a! - (0.001 + 2048e-5)) < 1e-12, `${a}`);
   assert.ok(Math.abs(b! - (0.001 + 512e-5)) < 1e-12, `${b}`);
   assert.ok(Math.abs(c! - a!) < 1e-12 && Math.abs(e! - a!) < 1e-12);
-  assert.ok(Math.abs(d! - (0.001 + 1e-5)) < 1e-12, `${d}`);
+  assert.ok(Math.abs(d! - (0.001 + 16e-5)) < 1e-12, `${d}`); // its last 16-token block
   for (const t of ttft(off)) assert.ok(Math.abs(t - a!) < 1e-12, 'without the cache every prompt is prefilled whole');
   const s = summarize(on, 0);
-  assert.deepEqual(s.engine.prefixCache, { queryTokens: 5 * 2048, hitTokens: 1536 + 2047, hitRate: (1536 + 2047) / (5 * 2048) });
+  assert.deepEqual(s.engine.prefixCache, { queryTokens: 5 * 2048, hitTokens: 1536 + 2032, hitRate: (1536 + 2032) / (5 * 2048) });
   assert.equal(summarize(off, 0).engine.prefixCache, undefined);
   assert.deepEqual(outcomes(run(scenario(true), 'step')), outcomes(on), 'step mode agrees with fast mode');
 });
 
 test('engine.prefixCache: in a small KV cache a prefix loses its tail blocks first and the rest still hits; vllm-v0 hits too', () => {
-  // 2,560 tokens of KV (5 blocks): the third prompt's 4 blocks push out 3 of the first's, last first; its head stays.
+  // 3,072 tokens of KV (6 trace blocks): the first prompt's blocks stay cached in the free KV until the third prompt
+  // (4 blocks + its decodes) leaves room for only one of them: its tail goes first, and its head still hits.
   const small = (scheduler: string) => scenarioFor('', {
     workload: { trace: { path: mooncake([rows[0]!, rows[2]!, { ...rows[3]!, t: 30 }]), format: 'mooncake' } },
-    engine: { prefixCache: true, kvCapacityTokens: 2560, scheduler, ...(scheduler === 'vllm-v0' ? { chunkedPrefill: false } : {}) },
+    engine: { prefixCache: true, kvCapacityTokens: 3072, scheduler, ...(scheduler === 'vllm-v0' ? { chunkedPrefill: false } : {}) },
   });
   const s = summarize(run(small('vllm'), 'fast'), 0);
   assert.equal(s.engine.prefixCache!.hitTokens, 512);
   const big = scenarioFor('', { workload: { trace: { path: mooncake(rows.slice(0, 2)), format: 'mooncake' } }, engine: { prefixCache: true, scheduler: 'vllm-v0', chunkedPrefill: false } });
   assert.equal(summarize(run(big, 'fast'), 0).engine.prefixCache!.hitTokens, 1536);
+});
+
+test('engine.prefixCache: running requests that share a prefix store its blocks once, so more of them fit in KV', () => {
+  // 4,096 tokens of KV. A's 2,048-token prompt becomes shared blocks when its prefill ends; B and C share its first
+  // three 512-token blocks. Stored once: 2,048 + 512 + 512 tokens plus decodes fit, so B and C start at once.
+  // Per request (2,048 each plus decodes) they would not: B and C wait for A to finish (~1 s of decodes).
+  const trace = mooncake([
+    { t: 0, in: 2048, out: 200, hashes: [1, 2, 3, 4] },
+    { t: 0.1, in: 2048, out: 20, hashes: [1, 2, 3, 5] },
+    { t: 0.1, in: 2048, out: 20, hashes: [1, 2, 3, 6] },
+  ]);
+  const sc = (prefixCache: boolean) => scenarioFor('', { workload: { trace: { path: trace, format: 'mooncake' } }, engine: { prefixCache, kvCapacityTokens: 4096 } });
+  const on = run(sc(true), 'fast');
+  for (const i of [1, 2]) assert.ok(on.log.ttft[i]! < 0.05, `request ${i} TTFT ${on.log.ttft[i]} s: it should start beside A`);
+  assert.deepEqual(Array.from(on.log.preemptions.slice(0, 3)), [0, 0, 0]);
+  assert.equal(summarize(on, 0).engine.prefixCache!.hitTokens, 2 * 1536);
+  assert.deepEqual(outcomes(run(sc(true), 'step')), outcomes(on), 'step mode agrees with fast mode');
+  const off = run(sc(false), 'fast');
+  assert.ok(off.log.ttft[2]! > 0.5, `without the cache C waits for A: TTFT ${off.log.ttft[2]} s`);
 });
 
 test('engine.prefixCache with scheduler splitwise is refused; hash_ids that are not a list of integers name the line', () => {

@@ -72,9 +72,17 @@ Engine.prototype.onBoundary = function (this: Engine, now: number) {
       if (held !== this.reservedTokens) s.problems.push(`engine ${this.id} at ${now}: requests reserve ${held} tokens, reservedTokens ${this.reservedTokens}`);
       if (this.usedBlocks !== 0) s.problems.push(`engine ${this.id} at ${now}: splitwise engine uses ${this.usedBlocks} blocks`);
     } else {
-      let held = this.migrationBlocks;
-      for (const r of this.running) held += r.blocks;
-      this.waiting.forEach((r) => (held += r.blocks));
+      // Blocks shared through the prefix cache are counted once, by the engine; each request holds its own besides.
+      let held = this.migrationBlocks + this.sharedBlocks;
+      for (const r of this.running) {
+        held += r.blocks;
+        if (r.sharedTokens !== (r.heldHashes?.length ?? 0) * r.prefixBlockTokens) s.problems.push(`engine ${this.id} at ${now}: request ${r.id} shares ${r.sharedTokens} tokens in ${r.heldHashes?.length ?? 0} blocks`);
+      }
+      this.waiting.forEach((r) => {
+        held += r.blocks;
+        if (r.heldHashes !== null) s.problems.push(`engine ${this.id} at ${now}: waiting request ${r.id} holds shared blocks`);
+      });
+      if (this.sharedBlocks !== Math.ceil((this.prefixCache?.heldTokens ?? 0) / this.cfg.blockTokens)) s.problems.push(`engine ${this.id} at ${now}: ${this.sharedBlocks} shared blocks for ${this.prefixCache?.heldTokens} held tokens`);
       if (held !== this.usedBlocks) s.problems.push(`engine ${this.id} at ${now}: requests hold ${held} blocks, usedBlocks ${this.usedBlocks}`);
     }
     if (this.pendingTokens < 0) s.problems.push(`engine ${this.id} at ${now}: pendingTokens ${this.pendingTokens}`);
