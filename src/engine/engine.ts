@@ -375,7 +375,7 @@ export class Engine {
       r.generated += d;
       r.kvTokens += d;
       if (blocksOnDemand) {
-        const blocks = this.ownBlocks(r, atBoundary ? r.kvTokens : r.kvTokens + 1);
+        const blocks = Math.ceil(((atBoundary ? r.kvTokens : r.kvTokens + 1) - r.sharedTokens) / bt);
         this.usedBlocks += blocks - r.blocks;
         r.blocks = blocks;
       }
