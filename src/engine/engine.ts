@@ -112,7 +112,7 @@ export class Engine {
   ) {
     this.splitwise = cfg.scheduler === 'splitwise' ? new SplitwiseBuilder(this) : null;
     invariant(!(cfg.prefixCache && this.splitwise), 'the splitwise builder has no prefix cache');
-    this.prefixCache = cfg.prefixCache ? new PrefixCache(cfg.kvBlocks * cfg.blockTokens) : null;
+    this.prefixCache = cfg.prefixCache ? new PrefixCache(cfg.kvBlocks * cfg.blockTokens, cfg.blockTokens) : null;
   }
 
   get isBusy(): boolean {
@@ -226,7 +226,7 @@ export class Engine {
     for (const r of this.detaching) {
       if (r.status !== 'running' || r.instance !== this.id) continue; // finished or preempted meanwhile
       this.pendingTokens -= pendingOf(r);
-      this.freeBlocksOf(r);
+      this.freeBlocksOf(r, false);
       r.status = 'migrating';
       this.runningDirty = true;
       this.detached.push(r);
@@ -254,7 +254,7 @@ export class Engine {
     for (const r of this.aborting) {
       if (r.status === 'running' || r.status === 'waiting') this.pendingTokens -= pendingOf(r);
       if (r.status === 'running') {
-        this.freeBlocksOf(r);
+        this.freeBlocksOf(r, true);
         this.reservedTokens -= r.reservedTokens;
         r.reservedTokens = 0;
         r.status = 'aborted';
@@ -414,7 +414,7 @@ export class Engine {
     this.runningDirty = true;
     r.finishS = now;
     if (r.firstTokenS < 0) r.firstTokenS = now;
-    this.freeBlocksOf(r);
+    this.freeBlocksOf(r, true);
     this.reservedTokens -= r.reservedTokens;
     r.reservedTokens = 0;
     this.listener.onFinish(r, now);
@@ -621,29 +621,36 @@ export class Engine {
 
   /**
    * Prompt tokens of a waiting request that the prefix cache holds, to be skipped if it is admitted now: its longest
-   * cached prefix of full blocks, short of its whole context and cut to whole engine blocks (when every block hits,
-   * vLLM recomputes the last engine block for the last token's logits). 0 without a cache or hashes, and for a
-   * request with progress kept (a migrated one).
+   * cached prefix of full blocks (its trace blocks, then, after a preemption, its own blocks if still cached), short
+   * of its whole context and cut to whole engine blocks (when every block hits, vLLM recomputes the last engine
+   * block for the last token's logits). 0 without a cache, and for a request with progress kept (a migrated one).
    */
   private cachedPrefix(r: SimRequest): number {
-    if (!this.prefixCache || r.prefilled > 0) return 0;
-    if (!r.prefixHashes) return 0;
+    const cache = this.prefixCache;
+    if (!cache || r.prefilled > 0) return 0;
+    let hit = r.prefixHashes ? cache.match(r.prefixHashes, r.prefixBlockTokens, Math.floor(r.inputTokens / r.prefixBlockTokens)) : 0;
+    const own = cache.runTokens(ownRunKey(r));
+    if (own > 0 && hit >= r.ownRunStart) hit = Math.max(hit, r.ownRunStart + own);
     const bt = this.cfg.blockTokens;
-    const hit = this.prefixCache.match(r.prefixHashes, r.prefixBlockTokens, Math.floor(r.inputTokens / r.prefixBlockTokens));
     return Math.floor(Math.min(hit, r.prefillTarget - 1) / bt) * bt;
   }
 
   /**
    * Moves the waiting queue's head `r` into the running set with `tokens` to prefill after the `cached` prompt
-   * tokens the prefix cache spares it, if its KV blocks are free: its own blocks, plus the cached blocks it now
-   * holds that no running request held before (they leave the free blocks).
+   * tokens the prefix cache spares it, if its KV blocks are free: its own blocks, plus the cached trace blocks it
+   * now holds that no running request held before (they leave the free blocks).
    */
   private admitWaitingHead(r: SimRequest, tokens: number, now: number, cached: number): boolean {
     const bt = this.cfg.blockTokens;
     const cache = this.prefixCache;
-    const hold = cache !== null && cached > 0 ? Math.floor(cached / r.prefixBlockTokens) : 0;
-    const shared = hold * r.prefixBlockTokens;
-    const sharedGrow = hold > 0 ? Math.ceil((cache!.heldTokens + cache!.newlyHeldTokens(r.prefixHashes!, hold, r.prefixBlockTokens)) / bt) - this.sharedBlocks : 0;
+    const pbt = r.prefixBlockTokens;
+    let hold = 0;
+    if (cache !== null && cached > 0 && r.prefixHashes) {
+      const most = Math.min(Math.floor(cached / pbt), r.prefixHashes.length);
+      while (hold < most && cache.has(r.prefixHashes[hold]!)) hold++;
+    }
+    const shared = hold * pbt;
+    const sharedGrow = hold > 0 ? Math.ceil((cache!.heldTokens + cache!.newlyHeldTokens(r.prefixHashes!, hold, pbt)) / bt) - this.sharedBlocks : 0;
     const needBlocks = this.ownBlocks(r, r.kvTokens + cached + tokens - shared) - r.blocks;
     if (needBlocks + sharedGrow > this.cfg.kvBlocks - this.usedBlocks) return false;
     if (cache && r.prefilled === 0) {
@@ -651,9 +658,10 @@ export class Engine {
       this.prefixHitTokens += cached;
       r.prefilled = cached;
       r.kvTokens += cached;
+      cache.takeRun(ownRunKey(r)); // its cached own blocks (a preemption's) are its own again, or no longer useful
       if (hold > 0) {
         const held = r.prefixHashes!.slice(0, hold);
-        for (const h of held) cache.hold(h, r.prefixBlockTokens);
+        for (const h of held) cache.hold(h, pbt);
         r.heldHashes = held;
         r.sharedTokens = shared;
         this.syncShared();
@@ -694,13 +702,37 @@ export class Engine {
     return Math.ceil((tokens - r.sharedTokens) / this.cfg.blockTokens);
   }
 
-  /** Frees a request's own blocks and lets go of its shared ones (tail first: its tail is evicted before its head). */
-  private freeBlocksOf(r: SimRequest): void {
+  /**
+   * Frees a request's own blocks and lets go of its shared ones. With a prefix cache and `cacheOwn` (a finish, a
+   * preemption, an abort; not a migration, whose KV leaves with it), its own full blocks stay cached in the free
+   * blocks as vLLM keeps every freed block's hash: one run per request (`ownRunKey`) continuing its cached trace
+   * blocks, which only a preempted request's resume can hit, but which takes its place in the LRU like any block.
+   * Released tail first: the own run, then the shared blocks from the last.
+   */
+  private freeBlocksOf(r: SimRequest, cacheOwn: boolean): void {
     this.usedBlocks -= r.blocks;
     r.blocks = 0;
+    const cache = this.prefixCache;
+    if (cache === null) return;
+    if (cacheOwn) {
+      const bt = this.cfg.blockTokens;
+      let start = 0;
+      const hashes = r.prefixHashes;
+      if (hashes) {
+        const full = Math.min(hashes.length, Math.floor(r.inputTokens / r.prefixBlockTokens));
+        let k = 0;
+        while (k < full && cache.has(hashes[k]!)) k++;
+        start = k * r.prefixBlockTokens;
+      }
+      const end = Math.floor(r.kvTokens / bt) * bt;
+      if (end > start) {
+        cache.putRun(ownRunKey(r), end - start);
+        r.ownRunStart = start;
+      }
+    }
     const held = r.heldHashes;
     if (held === null) return;
-    for (let i = held.length - 1; i >= 0; i--) this.prefixCache!.release(held[i]!);
+    for (let i = held.length - 1; i >= 0; i--) cache.release(held[i]!);
     r.heldHashes = null;
     r.sharedTokens = 0;
     this.syncShared();
@@ -747,7 +779,7 @@ export class Engine {
 
   /** Recompute preemption: KV freed, progress reset to "prefill everything known so far", back to the queue head. */
   private preempt(r: SimRequest): void {
-    this.freeBlocksOf(r);
+    this.freeBlocksOf(r, true);
     r.kvTokens = 0;
     r.prefilled = 0;
     r.prefillTarget = r.inputTokens + r.generated;
@@ -763,6 +795,11 @@ export class Engine {
 function endsBy(run: DecodeRun, m: number, t: number, strict: boolean): boolean {
   const end = run.t0 + runTime(run, m);
   return strict ? end < t : end <= t;
+}
+
+/** The prefix cache's key of a request's own cached blocks: never an integer, so never a trace's block hash. */
+function ownRunKey(r: SimRequest): number {
+  return r.id + 0.5;
 }
 
 /** A request's share of `Engine.pendingTokens`. */

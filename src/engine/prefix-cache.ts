@@ -12,7 +12,9 @@
  * request holds stays cached in the free KV blocks (`free`, least recently used first) until an allocation needs
  * the room: the engine calls `evictTo` with its free tokens whenever it allocates. Released blocks go back tail
  * first, so a prompt's tail is evicted before its head (a head block without its tail still serves; a tail without
- * its head never does).
+ * its head never does). A request's own blocks (past its cached trace blocks: its own prompt text, its output) are
+ * cached too when it finishes or is preempted, as one run under a key no trace hash can be (`putRun`), evicted block
+ * by block from its tail: only its own resume after a preemption can hit it, but it takes LRU room like any block.
  * What is not: a hit is found only at admission (a request waiting in the queue does not keep its blocks warm);
  * blocks are cached when the prefill ends, not block by block as it runs; when the trace's blocks are not a
  * multiple of the engine's, a shared block's tokens are rounded up to engine blocks once for all shared blocks.
@@ -28,7 +30,11 @@ export class PrefixCache {
   private readonly held = new Map<number, { refs: number; tokens: number }>();
   private heldTokensSum = 0;
 
-  constructor(readonly capacityTokens: number) {}
+  /** `blockTokens`: the engine's block, the unit in which a request's own run (below) is evicted. */
+  constructor(
+    readonly capacityTokens: number,
+    private readonly blockTokens = 1,
+  ) {}
 
   /** Tokens cached, held or free (for tests and reports). */
   get size(): number {
@@ -86,13 +92,41 @@ export class PrefixCache {
     this.freeTokens += h.tokens;
   }
 
-  /** Evicts the least recently used free blocks until they take at most `tokens` (the engine's free KV room). */
+  /**
+   * Evicts the least recently used free blocks until they take at most `tokens` (the engine's free KV room). A
+   * request's own run loses only the blocks needed, from its tail.
+   */
   evictTo(tokens: number): void {
     while (this.freeTokens > tokens) {
       const [oldest, t] = this.free.entries().next().value!;
-      this.free.delete(oldest);
-      this.freeTokens -= t;
+      const cut = Number.isInteger(oldest) ? t : Math.min(t, Math.ceil((this.freeTokens - tokens) / this.blockTokens) * this.blockTokens);
+      if (cut === t) this.free.delete(oldest);
+      else this.free.set(oldest, t - cut);
+      this.freeTokens -= cut;
     }
+  }
+
+  /**
+   * Caches a request's own blocks (those past its trace blocks: its own prompt text and its output) as one free
+   * run of `tokens`, the most recently used, under a key that is not an integer (no trace hash can equal it).
+   */
+  putRun(key: number, tokens: number): void {
+    this.takeRun(key);
+    this.free.set(key, tokens);
+    this.freeTokens += tokens;
+  }
+
+  /** Tokens of a request's own run still cached (0 when none or evicted). */
+  runTokens(key: number): number {
+    return this.free.get(key) ?? 0;
+  }
+
+  /** Removes a request's own run (it is in use again, or of no more use). */
+  takeRun(key: number): void {
+    const t = this.free.get(key);
+    if (t === undefined) return;
+    this.free.delete(key);
+    this.freeTokens -= t;
   }
 
   /**

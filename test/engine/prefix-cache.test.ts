@@ -10,7 +10,7 @@ import { scenarioSchema } from '../../src/scenario/schema.ts';
 import { loadScenario } from '../../src/scenario/load.ts';
 import { openTrace } from '../../src/workload/trace.ts';
 import { ConfigError } from '../../src/util/errors.ts';
-import { outcomes, run, scenarioFor } from '../helpers/sim.ts';
+import { outcomes, run, scenarioFor, writeTrace } from '../helpers/sim.ts';
 
 test('PrefixCache: a hit is the leading run of cached blocks; eviction takes a prompt\'s tail before its head', () => {
   const c = new PrefixCache(4 * 512);
@@ -94,6 +94,24 @@ test('engine.prefixCache: running requests that share a prefix store its blocks 
   assert.deepEqual(outcomes(run(sc(true), 'step')), outcomes(on), 'step mode agrees with fast mode');
   const off = run(sc(false), 'fast');
   assert.ok(off.log.ttft[2]! > 0.5, `without the cache C waits for A: TTFT ${off.log.ttft[2]} s`);
+});
+
+test('engine.prefixCache: a preempted request finds its own blocks still cached when it resumes, less those the KV growth since evicted', () => {
+  // No block hashes: only a request's own blocks can hit. 1,024 tokens of KV; two 400-token prompts decode until B
+  // (the newer) is preempted at 512 tokens of context. Its blocks stay cached in the free KV, and A's growth to 700
+  // tokens evicts B's tail: 320 tokens (20 blocks) are left when A finishes and B resumes, so B recomputes 320
+  // fewer tokens (3.2 ms at 0.01 ms a token) than without the cache.
+  const trace = writeTrace([
+    { t: 0, in: 400, out: 300 },
+    { t: 0, in: 400, out: 300 },
+  ]);
+  const sc = (prefixCache: boolean) => scenarioFor(trace, { engine: { prefixCache, kvCapacityTokens: 1024 } });
+  const on = run(sc(true), 'fast');
+  const off = run(sc(false), 'fast');
+  assert.deepEqual(Array.from(on.log.preemptions.slice(0, 2)), [0, 1]);
+  assert.equal(summarize(on, 0).engine.prefixCache!.hitTokens, 320);
+  assert.ok(Math.abs(off.log.e2e[1]! - on.log.e2e[1]! - 320e-5) < 1e-9, `${off.log.e2e[1]} vs ${on.log.e2e[1]}`);
+  assert.deepEqual(outcomes(run(sc(true), 'step')), outcomes(on), 'step mode agrees with fast mode');
 });
 
 test('engine.prefixCache with scheduler splitwise is refused; hash_ids that are not a list of integers name the line', () => {
