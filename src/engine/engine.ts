@@ -663,6 +663,7 @@ export class Engine {
         const held = r.prefixHashes!.slice(0, hold);
         for (const h of held) cache.hold(h, pbt);
         r.heldHashes = held;
+        r.heldLeading = hold;
         r.sharedTokens = shared;
         this.syncShared();
       }
@@ -720,7 +721,7 @@ export class Engine {
       const hashes = r.prefixHashes;
       if (hashes) {
         const full = Math.min(hashes.length, Math.floor(r.inputTokens / r.prefixBlockTokens));
-        let k = 0;
+        let k = r.heldLeading; // held, so cached
         while (k < full && cache.has(hashes[k]!)) k++;
         start = k * r.prefixBlockTokens;
       }
@@ -734,6 +735,7 @@ export class Engine {
     if (held === null) return;
     for (let i = held.length - 1; i >= 0; i--) cache.release(held[i]!);
     r.heldHashes = null;
+    r.heldLeading = 0;
     r.sharedTokens = 0;
     this.syncShared();
   }
@@ -761,7 +763,7 @@ export class Engine {
     const pbt = r.prefixBlockTokens;
     const full = Math.min(hashes.length, Math.floor(r.inputTokens / pbt));
     const fresh = new Set<number>();
-    for (let i = r.heldHashes?.length ?? 0; i < full; i++) if (!cache.has(hashes[i]!)) fresh.add(hashes[i]!);
+    for (let i = r.heldLeading; i < full; i++) if (!cache.has(hashes[i]!)) fresh.add(hashes[i]!);
     if (fresh.size === 0) return;
     const bt = this.cfg.blockTokens;
     const added = fresh.size * pbt;
@@ -771,6 +773,7 @@ export class Engine {
     for (const h of fresh) cache.hold(h, pbt);
     const held = (r.heldHashes ??= []);
     for (const h of fresh) held.push(h);
+    if (fresh.size === full - r.heldLeading) r.heldLeading = full; // no gap: every block from the first on is held
     r.sharedTokens += added;
     this.usedBlocks += own - r.blocks;
     r.blocks = own;

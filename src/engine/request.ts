@@ -36,6 +36,8 @@ export class SimRequest {
   /** With a prefix cache: the prompt tokens of the shared blocks it holds (`heldHashes`), not in `blocks`. */
   sharedTokens = 0;
   heldHashes: number[] | null = null;
+  /** How many of its trace blocks from the first on it holds without a gap (the head of `heldHashes`). */
+  heldLeading = 0;
   /** With a prefix cache: where its own blocks cached at its last release begin (after its cached trace blocks). */
   ownRunStart = 0;
   /** Splitwise-style reservation: tokens reserved on the instance (see scheduler-splitwise.ts). */

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { PrefixCache } from '../../engine/prefix-cache.ts';
 import type { InstanceView } from '../types.ts';
-import { pickMin } from './pick.ts';
 import { NO_INSTANCE, type RouterEntry } from './types.ts';
 
 const options = z
@@ -45,10 +44,19 @@ export const prefixAware: RouterEntry<typeof options> = {
         const hashes = req.prefixHashes;
         const bt = req.prefixBlockTokens ?? 0;
         const full = hashes && bt > 0 ? Math.floor(req.inputTokens / bt) : 0;
-        const cached = (i: InstanceView) => (full > 0 ? indexOf(i).match(hashes!, bt, full) : 0);
-        const cost = (i: InstanceView) => opts.overlapWeight * (req.inputTokens - cached(i)) + i.kvUsedFraction * i.kvCapacityTokens + i.pendingTokens;
-        const best = pickMin(cands, cost);
-        const hit = cached(best);
+        // pickMin's rule (the first of the lowest cost), keeping the winner's hit: a match walks the prompt's blocks.
+        let best = cands[0]!;
+        let bestCost = Infinity;
+        let hit = 0;
+        for (const i of cands) {
+          const cached = full > 0 ? indexOf(i).match(hashes!, bt, full) : 0;
+          const cost = opts.overlapWeight * (req.inputTokens - cached) + i.kvUsedFraction * i.kvCapacityTokens + i.pendingTokens;
+          if (cost < bestCost) {
+            best = i;
+            bestCost = cost;
+            hit = cached;
+          }
+        }
         if (full > 0) indexOf(best).insert(hashes!, bt, full);
         return { kind: 'send', to: best.id, reason: hit > 0 ? 'prefix-hit' : 'least-load' };
       },
