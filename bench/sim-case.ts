@@ -1,6 +1,8 @@
 // One simulator benchmark case in its own process (so peak RSS is the case's own). Prints one JSON line.
-// Usage: node --import tsx bench/sim-case.ts CASE MODE   (CASE: conv | day | splitwise | busy | busy-long; MODE: fast | step)
+// Usage: node --import tsx bench/sim-case.ts CASE MODE   (CASE: conv | day | splitwise | busy | busy-long | prefix-off |
+// prefix-rr | prefix-aware; MODE: fast | step)
 import { loadScenario } from '../src/scenario/load.ts';
+import { loadVariant } from '../src/report/variants.ts';
 import { simulate } from '../src/sim/simulator.ts';
 import { summarize } from '../src/metrics/summary.ts';
 
@@ -25,7 +27,16 @@ const cases: Record<string, () => ReturnType<typeof loadScenario>> = {
   // is work per iteration growing with the batch (DESIGN.md, speed).
   busy: () => busyCase(5.3),
   'busy-long': () => busyCase(5.3 + Math.log(4)),
+  // Prefix caching: scenarios/prefix-cache.yaml for 20 minutes (≈24k requests of ≈4.5k prompt tokens, 16-token
+  // blocks: ≈280 block hashes a request), without the cache, with it, and with the prefix-aware router's index too.
+  'prefix-off': () => prefixCase('no-cache'),
+  'prefix-rr': () => prefixCase('round-robin'),
+  'prefix-aware': () => prefixCase('prefix-aware'),
 };
+
+function prefixCase(variant: string): ReturnType<typeof loadScenario> {
+  return { ...loadVariant({ file: 'scenarios/prefix-cache.yaml', sets: ['workload.synthetic.durationS=1200'] }, variant), source: 'scenarios/prefix-cache.yaml' };
+}
 
 function busyCase(outputMu: number): ReturnType<typeof loadScenario> {
   return loadScenario({

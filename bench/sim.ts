@@ -60,6 +60,18 @@ if (want('busy')) {
       `(the per-boundary work still grows with the running batch; see docs/FIDELITY.md, Speed)`,
   );
 }
+if (want('prefix')) {
+  const off = runCase('prefix-off', 'fast');
+  const rr = runCase('prefix-rr', 'fast');
+  const aware = runCase('prefix-aware', 'fast');
+  add(off);
+  add(rr);
+  add(aware);
+  notes.push(
+    `prefix-cache scenario, 20 min (${rr.requests.toLocaleString('en-US')} requests, ≈280 block hashes each): the cache takes ${(rr.wallS / off.wallS).toFixed(1)}× the wall time of the same run without it, ` +
+      `the prefix-aware router's per-instance index ${(aware.wallS / off.wallS).toFixed(1)}× (block-by-block work, as vLLM's and Dynamo's; the run without the cache is overloaded, so iterations differ)`,
+  );
+}
 const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
 for (const r of rows) console.log(r.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
 console.log('');
