@@ -73,10 +73,15 @@ export class PrefixCache {
     return this.blocks.has(hash);
   }
 
+  /** How many running requests hold the block (0: cached free, or not cached). */
+  holders(hash: number): number {
+    return this.blocks.get(hash)?.refs ?? 0;
+  }
+
   /** Tokens that holding the first `n` of `hashes` would add to `heldTokens` (those no one holds yet). */
   newlyHeldTokens(hashes: readonly number[], n: number, blockTokens: number): number {
     let t = 0;
-    for (let i = 0; i < n; i++) if (!((this.blocks.get(hashes[i]!)?.refs ?? 0) > 0)) t += blockTokens;
+    for (let i = 0; i < n; i++) if (this.holders(hashes[i]!) === 0) t += blockTokens;
     return t;
   }
 

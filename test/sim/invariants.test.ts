@@ -82,6 +82,15 @@ Engine.prototype.onBoundary = function (this: Engine, now: number) {
         held += r.blocks;
         if (r.heldHashes !== null) s.problems.push(`engine ${this.id} at ${now}: waiting request ${r.id} holds shared blocks`);
       });
+      // Every shared block has exactly as many holders as running requests that list it.
+      const refs = new Map<number, number>();
+      for (const r of this.running) for (const h of r.heldHashes ?? []) refs.set(h, (refs.get(h) ?? 0) + 1);
+      let heldTokens = 0;
+      for (const [h, n] of refs) {
+        if (this.prefixCache?.holders(h) !== n) s.problems.push(`engine ${this.id} at ${now}: block ${h} has ${this.prefixCache?.holders(h)} holders, ${n} requests hold it`);
+        heldTokens += this.running.find((r) => r.heldHashes?.includes(h))!.prefixBlockTokens;
+      }
+      if ((this.prefixCache?.heldTokens ?? 0) !== heldTokens) s.problems.push(`engine ${this.id} at ${now}: ${this.prefixCache?.heldTokens} held tokens, requests hold ${heldTokens}`);
       if (this.sharedBlocks !== Math.ceil((this.prefixCache?.heldTokens ?? 0) / this.cfg.blockTokens)) s.problems.push(`engine ${this.id} at ${now}: ${this.sharedBlocks} shared blocks for ${this.prefixCache?.heldTokens} held tokens`);
       if (held !== this.usedBlocks) s.problems.push(`engine ${this.id} at ${now}: requests hold ${held} blocks, usedBlocks ${this.usedBlocks}`);
     }
