@@ -15,9 +15,11 @@
  * its head never does). A request's own blocks (past its cached trace blocks: its own prompt text, its output) are
  * cached too when it finishes or is preempted, as one run under a key no trace hash can be (`putRun`), evicted block
  * by block from its tail: only its own resume after a preemption can hit it, but it takes LRU room like any block.
- * What is not: a hit is found only at admission (a request waiting in the queue does not keep its blocks warm);
- * blocks are cached when the prefill ends, not block by block as it runs; when the trace's blocks are not a
- * multiple of the engine's, a shared block's tokens are rounded up to engine blocks once for all shared blocks.
+ * A hit is looked up when the scheduler tries to admit a request, as vLLM's does. What is not modelled: blocks are
+ * cached when the prefill ends, not block by block as it runs; a conversation's next turn finds its earlier turns'
+ * prompt blocks but not their output blocks (those are cached as the request's own run, and the trace's hashes for
+ * them first appear in the next turn); when the trace's blocks are not a multiple of the engine's, a shared block's
+ * tokens are rounded up to engine blocks once for all shared blocks.
  *
  * The prefix-aware router uses the same class, with `insert` only, as its own LRU index of the blocks it sent to an
  * instance (nothing held there; `capacityTokens` bounds it).
