@@ -6,10 +6,10 @@
  * What is modelled (engine.prefixCache, off by default), as vLLM V1's block pool does it: a request admitted to an
  * instance skips the prefill of its longest cached prefix of full blocks, but never all of it (when every block
  * hits, the last engine block is recomputed, as vLLM does to get the last token's logits); it then holds those
- * blocks, and a block held by several running requests is stored once (`held`, counted once in the engine's used
+ * blocks, and a block held by several running requests is stored once (and counted once in the engine's used
  * blocks). When its prefill ends, a request's full prompt blocks that no one holds or caches become shared the same
  * way (one that is already there stays the request's own copy, as vLLM keeps duplicate blocks). A block no running
- * request holds stays cached in the free KV blocks (`free`, least recently used first) until an allocation needs
+ * request holds stays cached in the free KV blocks (the free list, least recently used first) until an allocation needs
  * the room: the engine calls `evictTo` with its free tokens whenever it allocates. Released blocks go back tail
  * first, so a prompt's tail is evicted before its head (a head block without its tail still serves; a tail without
  * its head never does). A request's own blocks (past its cached trace blocks: its own prompt text, its output) are
@@ -24,15 +24,6 @@
  * The prefix-aware router uses the same class, with `insert` only, as its own LRU index of the blocks it sent to an
  * instance (nothing held there; `capacityTokens` bounds it).
  */
-/** A cached block (or a request's own run): held while `refs` > 0, else in the free list, oldest first. */
-interface Entry {
-  readonly key: number;
-  tokens: number;
-  refs: number;
-  prev: Entry | null;
-  next: Entry | null;
-}
-
 export class PrefixCache {
   /** Every cached block, held or free, by hash (a request's own run by `putRun`'s key). */
   private readonly blocks = new Map<number, Entry>();
@@ -194,4 +185,13 @@ export class PrefixCache {
     else this.newest = e.prev;
     e.prev = e.next = null;
   }
+}
+
+/** A cached block (or a request's own run): held while `refs` > 0, else in the free list, oldest first. */
+interface Entry {
+  readonly key: number;
+  tokens: number;
+  refs: number;
+  prev: Entry | null;
+  next: Entry | null;
 }
