@@ -30,6 +30,31 @@ test('PrefixCache: a hit is the leading run of cached blocks; eviction takes a p
   assert.equal(c.match([7], 512, 1), 0);
 });
 
+test('PrefixCache: held blocks are never evicted; the last release frees a block as the most recent; a request\'s own run shrinks from its tail', () => {
+  const c = new PrefixCache(Infinity, 16);
+  c.hold(1, 16);
+  c.hold(1, 16);
+  c.hold(2, 16);
+  assert.equal(c.heldTokens, 32, 'a block held twice is stored once');
+  assert.equal(c.holders(1), 2);
+  c.putRun(7.5, 64);
+  c.evictTo(0);
+  assert.equal(c.runTokens(7.5), 0, 'free entries go');
+  assert.ok(c.has(1) && c.has(2) && c.heldTokens === 32, 'held ones stay');
+  c.release(1);
+  assert.equal(c.heldTokens, 32, 'one holder left');
+  c.release(2);
+  c.release(1); // free, oldest first: 2, 1
+  assert.equal(c.heldTokens, 0);
+  assert.equal(c.size, 32);
+  c.putRun(3.5, 64); // free: 2, 1, the run
+  c.evictTo(80);
+  assert.ok(!c.has(2) && c.has(1) && c.runTokens(3.5) === 64);
+  c.evictTo(40); // block 1 goes, then the run loses two 16-token blocks
+  assert.ok(!c.has(1));
+  assert.equal(c.runTokens(3.5), 32);
+});
+
 /** A Mooncake trace (512-token blocks) of the given rows. */
 function mooncake(rows: { t: number; in: number; out: number; hashes?: number[] }[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'llmfleet-prefix-'));
