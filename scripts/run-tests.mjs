@@ -14,5 +14,5 @@ function find(dir) {
 const extra = process.argv.slice(2);
 const files = extra.some((a) => a.endsWith('.ts')) ? [] : find('test');
 // Property tests run on a fixed fast-check seed (FC_SEED overrides it; see the helper).
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--import', './test/helpers/fast-check-seed.ts', '--test', ...extra, ...files], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--import', './test/helpers/fast-check-seed.mjs', '--test', ...extra, ...files], { stdio: 'inherit' });
 process.exit(r.status ?? 1);
